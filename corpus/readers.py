@@ -1,0 +1,219 @@
+"""Readers for the three input layouts; every malformed line becomes a Reject, never an exception.
+
+The readers take iterables of raw byte lines (what any file object yields), so the same code
+serves local files, gzip streams and Beam filesystems. Line numbers are 1-based.
+
+Input specifications (``parse_input_spec``), comma-separated:
+  * ``path/or/glob`` of CzEng 1.6 plaintext files (gzip or plain): id, filter score, Czech, English;
+  * ``x.cs`` (or ``x.ces``) alone: line-aligned with ``x.en`` (or ``x.eng``) beside it;
+  * ``czech_file::english_file``: an explicit line-aligned pair (e.g. WMT ``src.cs`` with ``ref.A.en``).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from itertools import zip_longest
+
+from corpus.ids import line_id
+
+DEFAULT_MAX_LINE_BYTES = 10_000
+RAW_KEEP_CHARS = 1_000
+ALIGNED_PARTNERS = {".cs": ".en", ".ces": ".eng"}
+
+
+@dataclass(frozen=True, slots=True)
+class BitextRecord:
+    id: str
+    source: str
+    line: int
+    domain: str
+    czeng_score: float | None
+    cs: str
+    en: str
+
+
+@dataclass(frozen=True, slots=True)
+class ParaphraseRecord:
+    """One line of the ParaNMT-50M release: reference, its back-translation, a score."""
+
+    id: str
+    source: str
+    line: int
+    reference: str
+    translation: str
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class Reject:
+    source: str
+    line: int
+    reason: str
+    detail: str
+    raw: str
+
+    @classmethod
+    def of(cls, source: str, line: int, reason: str, detail: str, raw: bytes | str) -> Reject:
+        text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
+        return cls(source, line, reason, detail, text[:RAW_KEEP_CHARS])
+
+
+@dataclass(frozen=True, slots=True)
+class InputUnit:
+    """One thing to read: a CzEng/ParaNMT file, or a Czech file with its English partner."""
+
+    path: str
+    partner: str | None = None
+
+    @property
+    def source(self) -> str:
+        return os.path.basename(self.path)
+
+    @property
+    def stem(self) -> str:
+        """File name without the language suffix (and without .gz): the id prefix of aligned input."""
+        name = self.source.removesuffix(".gz")
+        return os.path.splitext(name)[0] if self.partner else name
+
+
+def parse_input_spec(spec: str) -> list[tuple[str, str | None]]:
+    """Split an input specification into (path or glob, explicit partner or None) items."""
+    items = []
+    for item in (part.strip() for part in spec.split(",")):
+        if not item:
+            continue
+        cs_path, sep, en_path = item.partition("::")
+        if sep and not (cs_path and en_path):
+            raise ValueError(f"input {item!r}: write an aligned pair as czech_file::english_file")
+        items.append((cs_path, en_path or None))
+    if not items:
+        raise ValueError("no input given")
+    return items
+
+
+def aligned_partner(path: str) -> str | None:
+    """The English file beside a line-aligned Czech file, or None for CzEng-format files."""
+    stem, suffix = os.path.splitext(path)
+    partner_suffix = ALIGNED_PARTNERS.get(suffix)
+    return stem + partner_suffix if partner_suffix else None
+
+
+def _decode(raw: bytes, source: str, line: int, max_line_bytes: int) -> str | Reject:
+    if len(raw) > max_line_bytes:
+        return Reject.of(source, line, "too_long", f"{len(raw)} bytes > limit {max_line_bytes}", raw)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return Reject.of(source, line, "invalid_utf8", f"byte {error.start}: {error.reason}", raw)
+
+
+def _strip_eol(raw: bytes) -> bytes:
+    return raw.rstrip(b"\r\n")
+
+
+def iter_czeng(
+    lines: Iterable[bytes], source: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+) -> Iterator[BitextRecord | Reject]:
+    """CzEng 1.6 plaintext: ``id<TAB>filter score<TAB>Czech<TAB>English``."""
+    for number, raw in enumerate(lines, start=1):
+        raw = _strip_eol(raw)
+        if not raw.strip():
+            yield Reject.of(source, number, "blank_line", "line holds no pair", raw)
+            continue
+        text = _decode(raw, source, number, max_line_bytes)
+        if isinstance(text, Reject):
+            yield text
+            continue
+        fields = text.split("\t")
+        if len(fields) != 4:
+            yield Reject.of(source, number, "column_count", f"{len(fields)} columns, expected 4", raw)
+            continue
+        pair_id, score_text, cs, en = (field.strip() for field in fields)
+        if not pair_id:
+            yield Reject.of(source, number, "empty_id", "the pair id is empty", raw)
+            continue
+        score = _finite_float(score_text)
+        if score is None:
+            yield Reject.of(source, number, "bad_score", f"filter score {score_text!r} is not a finite number", raw)
+            continue
+        if empty := _empty_sides(cs, en):
+            yield Reject.of(source, number, "empty_side", empty, raw)
+            continue
+        yield BitextRecord(pair_id, source, number, pair_id.split("-", 1)[0], score, cs, en)
+
+
+def _finite_float(text: str) -> float | None:
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _empty_sides(cs: str, en: str) -> str:
+    sides = [name for name, text in (("Czech", cs), ("English", en)) if not text]
+    return " and ".join(sides) + " side empty" if sides else ""
+
+
+def iter_aligned(
+    cs_lines: Iterable[bytes],
+    en_lines: Iterable[bytes],
+    unit: InputUnit,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+) -> Iterator[BitextRecord | Reject]:
+    """Two line-aligned files; lines past the end of the shorter file are ``misaligned`` rejects."""
+    source, stem = unit.source, unit.stem
+    domain = stem.split(".", 1)[0]
+    partner = os.path.basename(unit.partner or "")
+    for number, (cs_raw, en_raw) in enumerate(zip_longest(cs_lines, en_lines), start=1):
+        if cs_raw is None or en_raw is None:
+            present, missing = (source, partner) if en_raw is None else (partner, source)
+            raw = _strip_eol(cs_raw if en_raw is None else en_raw)
+            yield Reject.of(source, number, "misaligned", f"{present} has line {number}, {missing} has fewer lines", raw)
+            continue
+        cs_raw, en_raw = _strip_eol(cs_raw), _strip_eol(en_raw)
+        both = cs_raw + b"\t" + en_raw
+        cs = _decode(cs_raw, source, number, max_line_bytes)
+        en = _decode(en_raw, source, number, max_line_bytes)
+        if isinstance(cs, Reject) or isinstance(en, Reject):
+            bad = cs if isinstance(cs, Reject) else en
+            yield Reject.of(source, number, bad.reason, bad.detail, both)
+            continue
+        cs, en = cs.strip(), en.strip()
+        if empty := _empty_sides(cs, en):
+            yield Reject.of(source, number, "empty_side", empty, both)
+            continue
+        yield BitextRecord(line_id(stem, number), source, number, domain, None, cs, en)
+
+
+def iter_paranmt(
+    lines: Iterable[bytes], source: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+) -> Iterator[ParaphraseRecord | Reject]:
+    """ParaNMT-50M release layout: ``reference<TAB>translation<TAB>score``."""
+    stem = source.removesuffix(".gz").rsplit(".", 1)[0]
+    for number, raw in enumerate(lines, start=1):
+        raw = _strip_eol(raw)
+        if not raw.strip():
+            yield Reject.of(source, number, "blank_line", "line holds no pair", raw)
+            continue
+        text = _decode(raw, source, number, max_line_bytes)
+        if isinstance(text, Reject):
+            yield text
+            continue
+        fields = text.split("\t")
+        if len(fields) != 3:
+            yield Reject.of(source, number, "column_count", f"{len(fields)} columns, expected 3", raw)
+            continue
+        reference, translation, score_text = (field.strip() for field in fields)
+        score = _finite_float(score_text)
+        if score is None:
+            yield Reject.of(source, number, "bad_score", f"score {score_text!r} is not a finite number", raw)
+            continue
+        if not reference or not translation:
+            side = "reference" if not reference else "translation"
+            yield Reject.of(source, number, "empty_side", f"{side} empty", raw)
+            continue
+        yield ParaphraseRecord(line_id(stem, number), source, number, reference, translation, score)

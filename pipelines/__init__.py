@@ -1,0 +1,1 @@
+"""Beam pipelines, one module per stage, built from corpus/ and models/ functions."""

@@ -1,0 +1,171 @@
+"""IngestBitext: many CzEng / line-aligned files → sharded, validated ``bitext`` + ``rejects`` Parquet.
+
+Reading a gzip file cannot be split, so files are read whole, one per worker, and cut into
+chunks; chunks are spread over workers for Moses tokenization (the heavy part); rows are keyed
+by the hash of their id, grouped per shard, sorted by id, de-duplicated and written.
+"""
+
+from __future__ import annotations
+
+import gzip
+from collections.abc import Iterator
+from itertools import islice
+
+import apache_beam as beam
+import pyarrow as pa
+from apache_beam.io.filesystems import CompressionTypes, FileSystems
+
+import schemas
+from corpus import readers
+from corpus.ids import id_hash, shard_of
+from corpus.readers import BitextRecord, InputUnit, Reject
+from corpus.text import tokenize_batch
+from pipelines.io import write_part
+
+STAGE = "ingest"
+CHUNK_LINES = 2_000
+
+
+def expand_inputs(spec: str) -> list[InputUnit]:
+    """Resolve an input specification (see ``corpus.readers``) to files; missing inputs fail loudly."""
+    units = []
+    for pattern, explicit_partner in readers.parse_input_spec(spec):
+        if explicit_partner:
+            for path in (pattern, explicit_partner):
+                if not FileSystems.exists(path):
+                    raise FileNotFoundError(f"input file not found: {path}")
+            units.append(InputUnit(pattern, explicit_partner))
+            continue
+        matched = sorted(meta.path for meta in FileSystems.match([pattern])[0].metadata_list)
+        if not matched:
+            raise FileNotFoundError(f"no input file matches {pattern!r}")
+        for path in matched:
+            partner = readers.aligned_partner(path)
+            if partner and not FileSystems.exists(partner):
+                raise FileNotFoundError(f"{path} is line-aligned input but its partner {partner} is missing")
+            units.append(InputUnit(path, partner))
+    return sorted(set(units), key=lambda unit: (unit.path, unit.partner or ""))
+
+
+def _lines(path: str) -> Iterator[bytes]:
+    """Stream a file's lines; gzip is decoded by the C zlib reader, not Beam's Python one."""
+    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as raw:
+        yield from gzip.GzipFile(fileobj=raw) if path.endswith(".gz") else raw
+
+
+def read_unit(unit: InputUnit, max_line_bytes: int, chunk_lines: int = CHUNK_LINES) -> Iterator[list]:
+    """Parse one input unit, yielding lists of BitextRecord / Reject of at most ``chunk_lines``."""
+    if unit.partner:
+        records = readers.iter_aligned(_lines(unit.path), _lines(unit.partner), unit, max_line_bytes)
+    else:
+        records = readers.iter_czeng(_lines(unit.path), unit.source, max_line_bytes)
+    while chunk := list(islice(records, chunk_lines)):
+        yield chunk
+
+
+class TokenizeChunk(beam.DoFn):
+    """Moses-tokenize both sides of a chunk; key rows by shard; pass rejects on a side output."""
+
+    REJECTS = "rejects"
+
+    def __init__(self, num_shards: int):
+        self.num_shards = num_shards
+
+    def process(self, chunk: list):
+        good = [item for item in chunk if isinstance(item, BitextRecord)]
+        for item in chunk:
+            if isinstance(item, Reject):
+                yield beam.pvalue.TaggedOutput(self.REJECTS, item)
+        cs_tok = tokenize_batch([r.cs for r in good], "cs")
+        en_tok = tokenize_batch([r.en for r in good], "en")
+        for record, cs, en in zip(good, cs_tok, en_tok, strict=True):
+            row = (record.id, record.source, record.line, record.domain, record.czeng_score,
+                   record.cs, record.en, cs, en, len(cs.split()), len(en.split()))
+            yield shard_of(record.id, self.num_shards), row
+
+
+class WriteBitextShard(beam.DoFn):
+    """Sort a shard's rows by id, reject repeated ids (first occurrence kept), write the part."""
+
+    REJECTS = "rejects"
+
+    def __init__(self, dataset_dir: str):
+        self.dataset_dir = dataset_dir
+
+    def process(self, keyed_rows):
+        shard, rows = keyed_rows
+        rows = sorted(rows, key=lambda row: (row[0], row[1], row[2]))
+        kept = []
+        for row in rows:
+            if kept and kept[-1][0] == row[0]:
+                first = kept[-1]
+                detail = f"id {row[0]!r} already read from {first[1]} line {first[2]}"
+                yield beam.pvalue.TaggedOutput(self.REJECTS, Reject.of(row[1], row[2], "duplicate_id", detail, f"{row[5]}\t{row[6]}"))
+            else:
+                kept.append(row)
+        columns = list(zip(*kept, strict=True))
+        table = pa.Table.from_arrays([pa.array(column) for column in columns], names=schemas.BITEXT.names)
+        yield write_part(table, schemas.BITEXT, self.dataset_dir, shard)
+
+
+def rejects_table(rejects: list[Reject], stage: str) -> pa.Table:
+    """Rejects sorted by (source, line, reason): the order is part of the byte-identical output."""
+    rejects = sorted(rejects, key=lambda r: (r.source, r.line, r.reason, r.raw))
+    return pa.table({
+        "stage": [stage] * len(rejects),
+        "source": [r.source for r in rejects],
+        "line": [r.line for r in rejects],
+        "reason": [r.reason for r in rejects],
+        "detail": [r.detail for r in rejects],
+        "raw": [r.raw for r in rejects],
+    })
+
+
+class WriteRejects(beam.PTransform):
+    """Shard rejects by the hash of (source, line) and write each shard as one sorted part."""
+
+    def __init__(self, dataset_dir: str, stage: str, num_shards: int):
+        super().__init__()
+        self.dataset_dir, self.stage, self.num_shards = dataset_dir, stage, num_shards
+
+    def expand(self, rejects):
+        def write(keyed):
+            shard, items = keyed
+            return write_part(rejects_table(list(items), self.stage), schemas.REJECTS, self.dataset_dir, shard)
+
+        return (
+            rejects
+            | "KeyByLine" >> beam.Map(lambda r: (id_hash(f"{r.source}:{r.line}") % self.num_shards, r))
+            | "GroupRejects" >> beam.GroupByKey()
+            | "WriteRejectShards" >> beam.Map(write)
+        )
+
+
+def build_ingest(
+    pipeline: beam.Pipeline,
+    units: list[InputUnit],
+    bitext_dir: str,
+    rejects_dir: str,
+    num_shards: int,
+    max_line_bytes: int = readers.DEFAULT_MAX_LINE_BYTES,
+):
+    """Add the ingest transforms to ``pipeline``; returns the PCollection of written row counts."""
+    tokenized = (
+        pipeline
+        | "Inputs" >> beam.Create(units)
+        | "SpreadFiles" >> beam.Reshuffle()
+        | "Read" >> beam.FlatMap(read_unit, max_line_bytes)
+        | "SpreadChunks" >> beam.Reshuffle()
+        | "Tokenize" >> beam.ParDo(TokenizeChunk(num_shards)).with_outputs(TokenizeChunk.REJECTS, main="rows")
+    )
+    written = (
+        tokenized.rows
+        | "GroupShards" >> beam.GroupByKey()
+        | "WriteShards" >> beam.ParDo(WriteBitextShard(bitext_dir)).with_outputs(WriteBitextShard.REJECTS, main="counts")
+    )
+    _ = (
+        (tokenized[TokenizeChunk.REJECTS], written[WriteBitextShard.REJECTS])
+        | "AllRejects" >> beam.Flatten()
+        | "WriteRejects" >> WriteRejects(rejects_dir, STAGE, num_shards)
+    )
+    return written.counts

@@ -1,0 +1,50 @@
+"""Dataset files through Beam's filesystems (local, gs://, hdfs:// …), plus manifest counts."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from apache_beam.io.filesystems import FileSystems
+
+import schemas
+
+
+def part_path(dataset_dir: str, shard: int) -> str:
+    return FileSystems.join(dataset_dir, f"part-{shard:05d}.parquet")
+
+
+def write_part(table: pa.Table, schema: pa.Schema, dataset_dir: str, shard: int) -> int:
+    """Write one shard of a dataset; rewriting it (a retried bundle) gives the same bytes."""
+    path = part_path(dataset_dir, shard)
+    with FileSystems.create(path) as handle:
+        return schemas.write_table(table, schema, handle)
+
+
+def dataset_files(dataset_dir: str) -> list[str]:
+    pattern = FileSystems.join(dataset_dir, "**part-*.parquet")
+    return sorted(meta.path for match in FileSystems.match([pattern]) for meta in match.metadata_list)
+
+
+def ensure_nonempty(dataset_dir: str, schema: pa.Schema) -> None:
+    """Give an empty dataset one empty part, so readers see its columns instead of failing."""
+    if not dataset_files(dataset_dir):
+        write_part(schema.empty_table(), schema, dataset_dir, 0)
+
+
+def dataset_rows(dataset_dir: str) -> int:
+    """Row count from the Parquet footers alone."""
+    total = 0
+    for path in dataset_files(dataset_dir):
+        with FileSystems.open(path) as handle:
+            total += pq.ParquetFile(handle).metadata.num_rows
+    return total
+
+
+def rejects_by_reason(rejects_dir: str) -> dict[str, int]:
+    counts: Counter[str] = Counter()
+    for path in dataset_files(rejects_dir):
+        with FileSystems.open(path) as handle:
+            counts.update(pq.read_table(handle, columns=["reason"]).column("reason").to_pylist())
+    return dict(sorted(counts.items()))

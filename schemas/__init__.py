@@ -1,0 +1,142 @@
+"""One versioned pyarrow schema per dataset; every writer validates against these.
+
+Column meanings are documented in ``schemas/COLUMNS.md`` (the single place the README links).
+Bump a dataset's version whenever its columns change: the version is written into each
+Parquet file's metadata and into the stage manifest, so stale outputs are recognisable.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+VERSION_KEY = b"paranmt.schema"
+
+_BITEXT_FIELDS = [
+    pa.field("id", pa.string(), nullable=False),
+    pa.field("source", pa.string(), nullable=False),
+    pa.field("line", pa.int64(), nullable=False),
+    pa.field("domain", pa.string(), nullable=False),
+    pa.field("czeng_score", pa.float64()),
+    pa.field("cs", pa.string(), nullable=False),
+    pa.field("en", pa.string(), nullable=False),
+    pa.field("cs_tok", pa.string(), nullable=False),
+    pa.field("en_tok", pa.string(), nullable=False),
+    pa.field("cs_n_tokens", pa.int32(), nullable=False),
+    pa.field("en_n_tokens", pa.int32(), nullable=False),
+]
+
+# Pair-level provenance carried from the bitext into every later dataset.
+_PROVENANCE_FIELDS = [
+    pa.field("id", pa.string(), nullable=False),
+    pa.field("source", pa.string(), nullable=False),
+    pa.field("domain", pa.string(), nullable=False),
+    pa.field("czeng_score", pa.float64()),
+]
+
+_PAIRS_FIELDS = [
+    *_PROVENANCE_FIELDS,
+    pa.field("cs", pa.string(), nullable=False),
+    pa.field("reference", pa.string(), nullable=False),
+    pa.field("translation", pa.string(), nullable=False),
+    pa.field("trans_score", pa.float64(), nullable=False),
+    pa.field("trans_n_tokens", pa.int32(), nullable=False),
+    pa.field("truncated", pa.bool_(), nullable=False),
+]
+
+_SCORE_FIELDS = [
+    pa.field("reference_tok", pa.string(), nullable=False),
+    pa.field("translation_tok", pa.string(), nullable=False),
+    pa.field("reference_n_tokens", pa.int32(), nullable=False),
+    pa.field("translation_n_tokens", pa.int32(), nullable=False),
+    pa.field("trigram_overlap", pa.float64(), nullable=False),
+    pa.field("pp_sim", pa.float64(), nullable=False),
+]
+
+_DECILE_FIELDS = [
+    pa.field("decile_trans", pa.int8(), nullable=False),
+    pa.field("decile_trigram", pa.int8(), nullable=False),
+    pa.field("decile_pp", pa.int8(), nullable=False),
+]
+
+_REJECTS_FIELDS = [
+    pa.field("stage", pa.string(), nullable=False),
+    pa.field("source", pa.string(), nullable=False),
+    pa.field("line", pa.int64(), nullable=False),
+    pa.field("reason", pa.string(), nullable=False),
+    pa.field("detail", pa.string(), nullable=False),
+    pa.field("raw", pa.string(), nullable=False),
+]
+
+
+def _schema(name: str, version: int, fields: list[pa.Field]) -> pa.Schema:
+    return pa.schema(fields, metadata={VERSION_KEY: f"{name}/{version}".encode()})
+
+
+BITEXT = _schema("bitext", 1, _BITEXT_FIELDS)
+REJECTS = _schema("rejects", 1, _REJECTS_FIELDS)
+PAIRS = _schema("pairs", 1, _PAIRS_FIELDS)
+SCORED = _schema("scored", 1, [*_PAIRS_FIELDS, *_SCORE_FIELDS])
+CORPUS = _schema("corpus", 1, [*_PAIRS_FIELDS, *_SCORE_FIELDS, *_DECILE_FIELDS])
+
+ALL = {"bitext": BITEXT, "rejects": REJECTS, "pairs": PAIRS, "scored": SCORED, "corpus": CORPUS}
+
+
+class SchemaError(ValueError):
+    """A table does not match the dataset schema it is about to be written as."""
+
+
+def version_of(schema: pa.Schema) -> str:
+    """The ``name/version`` tag stored in a schema's metadata."""
+    return schema.metadata[VERSION_KEY].decode()
+
+
+def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """Return ``table`` with exactly ``schema``'s columns, order, types and metadata.
+
+    Raises SchemaError naming every missing or extra column, every column whose values
+    cannot be cast safely, and every null in a non-nullable column, so a writer never puts
+    a malformed shard on disk.
+    """
+    expected = set(schema.names)
+    present = set(table.column_names)
+    problems = []
+    if missing := sorted(expected - present):
+        problems.append(f"missing columns {missing}")
+    if extra := sorted(present - expected):
+        problems.append(f"unexpected columns {extra}")
+    if problems:
+        raise SchemaError(f"{version_of(schema)}: " + "; ".join(problems))
+    columns = []
+    for field in schema:
+        column = table.column(field.name)
+        try:
+            column = column.cast(field.type, safe=True)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as error:
+            problems.append(f"column {field.name!r} ({column.type}) is not {field.type}: {error}")
+            continue
+        if not field.nullable and column.null_count:
+            problems.append(f"column {field.name!r} has {column.null_count} nulls")
+        columns.append(column)
+    if problems:
+        raise SchemaError(f"{version_of(schema)}: " + "; ".join(problems))
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+def write_table(table: pa.Table, schema: pa.Schema, where, row_group_size: int = 64_000) -> int:
+    """Validate ``table`` against ``schema`` and write it as one Parquet file.
+
+    ``where`` is a path or a writable binary file object (Beam's FileSystems.create gives
+    one for any filesystem). The writer options are fixed, so the same rows give the same
+    bytes on every run. Returns the number of rows written.
+    """
+    import pyarrow.parquet as pq
+
+    conformed = conform(table, schema)
+    pq.write_table(
+        conformed,
+        where,
+        compression="zstd",
+        row_group_size=row_group_size,
+        write_statistics=True,
+    )
+    return conformed.num_rows

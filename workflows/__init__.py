@@ -1,0 +1,6 @@
+"""Luigi tasks; ``luigi --module workflows BuildParaNMT --local-scheduler`` runs the pipeline."""
+
+from workflows.build import BuildParaNMT
+from workflows.ingest import IngestBitext
+
+__all__ = ["BuildParaNMT", "IngestBitext"]

@@ -1,0 +1,121 @@
+"""The base of every stage: an atomic output directory with a ``_SUCCESS`` manifest.
+
+A stage writes into ``<workdir>/<stage>/.<fingerprint>.partial`` and renames it to
+``<workdir>/<stage>/<fingerprint>`` only when complete, so a killed run leaves nothing that
+looks finished and a rerun resumes at the first incomplete stage. The fingerprint hashes the
+task's significant parameters, its input files (path, size, mtime) and its upstream stages'
+fingerprints: change any of them and the stage is recomputed into a new directory, the old
+result stays. ``<workdir>/<stage>/latest`` points at the newest completed output.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any, ClassVar
+
+import apache_beam as beam
+import luigi
+from luigi.task import flatten
+
+from pipelines.options import pipeline_options
+from workflows.config import paranmt
+
+log = logging.getLogger("luigi-interface")
+MANIFEST = "_SUCCESS"
+
+
+def file_fingerprint(path: str) -> str:
+    """Cheap identity of an input file: its path, size and modification time (as make does)."""
+    stat = os.stat(path)
+    return f"{os.path.abspath(path)}:{stat.st_size}:{stat.st_mtime_ns}"
+
+
+def read_manifest(output_dir: Path) -> dict[str, Any]:
+    return json.loads((Path(output_dir) / MANIFEST).read_text())
+
+
+class StageTask(luigi.Task):
+    """A stage with an atomic, fingerprinted output directory and a JSON manifest."""
+
+    stage: ClassVar[str]
+    # Stages whose build skips work already in the partial directory (e.g. finished shards)
+    # keep it across restarts; the others start from an empty one.
+    keeps_partial_output: ClassVar[bool] = False
+
+    def input_files(self) -> list[str]:
+        """Local input files whose identity is part of the fingerprint."""
+        return []
+
+    def fingerprint(self) -> str:
+        payload = {
+            "family": self.task_family,
+            "params": self.to_str_params(only_significant=True),
+            "inputs": [file_fingerprint(path) for path in self.input_files()],
+            "upstream": sorted(task.fingerprint() for task in flatten(self.requires()) if isinstance(task, StageTask)),
+        }
+        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:12]
+
+    @property
+    def stage_root(self) -> Path:
+        return Path(paranmt().workdir) / self.stage
+
+    @property
+    def output_dir(self) -> Path:
+        return self.stage_root / self.fingerprint()
+
+    def output(self):
+        return luigi.LocalTarget(str(self.output_dir / MANIFEST))
+
+    def build(self, partial_dir: Path) -> dict[str, Any]:
+        """Write the stage's output into ``partial_dir``; return counts for the manifest."""
+        raise NotImplementedError
+
+    def run(self):
+        final = self.output_dir
+        partial = final.parent / f".{final.name}.partial"
+        if partial.exists() and not self.keeps_partial_output:
+            shutil.rmtree(partial)
+        partial.mkdir(parents=True, exist_ok=True)
+        started = time.time()
+        summary = self.build(partial)
+        manifest = {
+            "stage": self.stage,
+            "task_id": self.task_id,
+            "fingerprint": final.name,
+            "parameters": self.to_str_params(only_significant=True),
+            "input_files": [file_fingerprint(path) for path in self.input_files()],
+            "upstream": {task.stage: str(task.output_dir) for task in flatten(self.requires()) if isinstance(task, StageTask)},
+            "seconds": round(time.time() - started, 3),
+            **summary,
+        }
+        (partial / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+        os.replace(partial, final)
+        self._point_latest_at(final)
+        log.info("%s complete: %s", self.stage, final)
+
+    def _point_latest_at(self, final: Path) -> None:
+        link = final.parent / "latest"
+        tmp_link = final.parent / f".latest.{os.getpid()}"
+        tmp_link.unlink(missing_ok=True)
+        tmp_link.symlink_to(final.name)
+        os.replace(tmp_link, link)
+
+    def progress(self, message: str, percent: float | None = None) -> None:
+        """Report progress in the log and in Luigi's status message / progress bar."""
+        log.info("%s: %s", self.stage, message)
+        self.set_status_message(message)
+        if percent is not None:
+            self.set_progress_percentage(round(percent, 1))
+
+    def run_pipeline(self, build_pipeline) -> None:
+        """Run ``build_pipeline(pipeline)`` on the configured Beam runner and wait for it."""
+        config = paranmt()
+        options = pipeline_options(config.runner, config.direct_num_workers, config.beam_args)
+        with beam.Pipeline(options=options) as pipeline:
+            build_pipeline(pipeline)
