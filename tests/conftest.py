@@ -1,0 +1,47 @@
+"""Shared fixtures: a throw-away Luigi work directory and the location of ../shared/data."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import luigi
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def shared_data() -> Path:
+    """Real data folder (read-only): $PARANMT_SHARED_DATA or ../shared/data beside the repo."""
+    return Path(os.environ.get("PARANMT_SHARED_DATA", REPO.parent / "shared" / "data"))
+
+
+def require_shared(*parts: str) -> Path:
+    """Path under the shared data folder, or skip the test saying what is missing."""
+    path = shared_data().joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"real data not available: {path} is absent")
+    return path
+
+
+@pytest.fixture
+def shared_path():
+    """``shared_path("csen", "wmt21")``: a real-data path, or skip the test naming what is absent."""
+    return require_shared
+
+
+@pytest.fixture
+def luigi_workdir(tmp_path):
+    """Point [paranmt] workdir at a temporary folder and run Beam in process, for one test."""
+    config = luigi.configuration.get_config()
+    saved = {key: config.get("paranmt", key, None) for key in ("workdir", "direct_num_workers", "runner", "beam_args")}
+    config.set("paranmt", "workdir", str(tmp_path / "work"))
+    config.set("paranmt", "direct_num_workers", "1")
+    config.set("paranmt", "runner", "DirectRunner")
+    config.set("paranmt", "beam_args", "")
+    yield tmp_path / "work"
+    for key, value in saved.items():
+        if value is None:
+            config.remove_option("paranmt", key)
+        else:
+            config.set("paranmt", key, value)

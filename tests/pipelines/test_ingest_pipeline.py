@@ -1,0 +1,138 @@
+import gzip
+import socket
+import subprocess
+import sys
+import time
+
+import apache_beam as beam
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.testing.test_pipeline import TestPipeline as BeamTestPipeline
+from apache_beam.testing.util import assert_that, equal_to
+
+import schemas
+from corpus.ids import shard_of
+from pipelines.ingest import TokenizeChunk, build_ingest, expand_inputs, read_unit
+
+CZENG_LINES = [
+    "news-b1-00train-f00001-s2\t0.9\tPes štěká.\tThe dog barks.",
+    "news-b1-00train-f00001-s1\t0.8\tDobrý den, pane Nováku!\tGood morning, Mr Novák!",
+    "too\tfew",
+    "news-b1-00train-f00001-s1\t0.7\tZnovu.\tAgain.",
+    "fiction-b2-00train-f00002-s1\t0.6\tByla tma.\tIt was dark.",
+]
+
+
+@pytest.fixture
+def inputs(tmp_path):
+    czeng = tmp_path / "00train.gz"
+    with gzip.open(czeng, "wb") as handle:
+        handle.write(("\n".join(CZENG_LINES) + "\n").encode())
+    (tmp_path / "tatoeba.ces").write_text("Mám kočku.\nPrší.\nNavíc.\n")
+    (tmp_path / "tatoeba.eng").write_text("I have a cat.\nIt's raining.\n")
+    return tmp_path
+
+
+def test_read_and_tokenize_with_test_pipeline(inputs):
+    units = expand_inputs(str(inputs / "tatoeba.ces"))
+    with BeamTestPipeline(options=PipelineOptions(["--runner=DirectRunner"])) as p:
+        out = (
+            p
+            | beam.Create(units)
+            | beam.FlatMap(read_unit, 10_000)
+            | beam.ParDo(TokenizeChunk(4)).with_outputs(TokenizeChunk.REJECTS, main="rows")
+        )
+        rows = out.rows | "Summaries" >> beam.Map(lambda kv: (kv[0], kv[1][0], kv[1][7], kv[1][8], kv[1][10]))
+        assert_that(rows, equal_to([
+            (shard_of("tatoeba-000000001", 4), "tatoeba-000000001", "Mám kočku .", "I have a cat .", 5),
+            (shard_of("tatoeba-000000002", 4), "tatoeba-000000002", "Prší .", "It 's raining .", 4),
+        ]), label="rows")
+        reasons = out[TokenizeChunk.REJECTS] | beam.Map(lambda r: (r.reason, r.line))
+        assert_that(reasons, equal_to([("misaligned", 3)]), label="rejects")
+
+
+def run_ingest(units, out, num_shards=3, options=("--runner=DirectRunner",)):
+    with beam.Pipeline(options=PipelineOptions(list(options))) as p:
+        build_ingest(p, units, str(out / "bitext"), str(out / "rejects"), num_shards)
+
+
+def test_ingest_writes_sorted_sharded_validated_parquet(inputs, tmp_path):
+    out = tmp_path / "out"
+    run_ingest(expand_inputs(f"{inputs}/*.gz,{inputs}/tatoeba.ces"), out)
+    for part in (out / "bitext").glob("part-*.parquet"):
+        table = pq.read_table(part)
+        assert table.schema.equals(schemas.BITEXT, check_metadata=True)
+        ids = table.column("id").to_pylist()
+        assert ids == sorted(ids)
+        assert {shard_of(i, 3) for i in ids} == {int(part.stem.split("-")[1])}
+    bitext = pd.read_parquet(out / "bitext")
+    assert list(bitext.columns) == schemas.BITEXT.names
+    assert sorted(bitext.id) == sorted(["news-b1-00train-f00001-s1", "news-b1-00train-f00001-s2", "fiction-b2-00train-f00002-s1",
+                                        "tatoeba-000000001", "tatoeba-000000002"])
+    first = bitext.set_index("id").loc["news-b1-00train-f00001-s1"]
+    assert (first.en, first.line, first.czeng_score) == ("Good morning, Mr Novák!", 2, 0.8)
+    rejects = pd.read_parquet(out / "rejects").sort_values(["source", "line"])
+    assert list(zip(rejects.source, rejects.line, rejects.reason, strict=True)) == [
+        ("00train.gz", 3, "column_count"), ("00train.gz", 4, "duplicate_id"), ("tatoeba.ces", 3, "misaligned")]
+
+
+def test_same_input_gives_byte_identical_parquet(inputs, tmp_path):
+    units = expand_inputs(f"{inputs}/*.gz,{inputs}/tatoeba.ces")
+    run_ingest(units, tmp_path / "a")
+    run_ingest(units, tmp_path / "b")
+    files_a = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*.parquet"))
+    files_b = sorted(p.relative_to(tmp_path / "b") for p in (tmp_path / "b").rglob("*.parquet"))
+    assert files_a == files_b and files_a
+    for rel in files_a:
+        assert (tmp_path / "a" / rel).read_bytes() == (tmp_path / "b" / rel).read_bytes(), rel
+
+
+def test_missing_inputs_fail_loudly(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no input file matches"):
+        expand_inputs(str(tmp_path / "*.gz"))
+    (tmp_path / "lonely.cs").write_text("Sám.\n")
+    with pytest.raises(FileNotFoundError, match="partner"):
+        expand_inputs(str(tmp_path / "lonely.cs"))
+
+
+def _free_port():
+    with socket.socket() as sock:
+        sock.bind(("localhost", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def job_server(tmp_path):
+    """Beam's portable job service (what Flink and Spark runners submit to), on a free port."""
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "apache_beam.runners.portability.local_job_service_main", "-p", str(port),
+         "--staging_dir", str(tmp_path / "staging")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("localhost", port), timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.2)
+    else:
+        process.kill()
+        pytest.fail("job service did not start")
+    yield f"localhost:{port}"
+    process.terminate()
+    process.wait(timeout=30)
+
+
+def test_ingest_runs_on_the_portable_runner(inputs, tmp_path, job_server):
+    units = expand_inputs(f"{inputs}/*.gz,{inputs}/tatoeba.ces")
+    run_ingest(units, tmp_path / "direct")
+    run_ingest(units, tmp_path / "portable", options=(
+        "--runner=PortableRunner", f"--job_endpoint={job_server}", "--environment_type=LOOPBACK"))
+    direct = sorted(p.name for p in (tmp_path / "direct" / "bitext").iterdir())
+    assert direct == sorted(p.name for p in (tmp_path / "portable" / "bitext").iterdir())
+    for name in direct:
+        assert (tmp_path / "direct" / "bitext" / name).read_bytes() == (tmp_path / "portable" / "bitext" / name).read_bytes()

@@ -1,0 +1,104 @@
+import gzip
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import luigi
+import pandas as pd
+import pytest
+
+import schemas
+from workflows import IngestBitext
+from workflows.base import read_manifest
+
+
+def test_ingest_task_on_embedded_demo_writes_manifest_and_latest_link(luigi_workdir):
+    task = IngestBitext()
+    assert luigi.build([task], local_scheduler=True, log_level="WARNING")
+    manifest = read_manifest(task.output_dir)
+    bitext = pd.read_parquet(luigi_workdir / "ingest" / "latest" / "bitext")
+    assert list(bitext.columns) == schemas.BITEXT.names
+    assert manifest["rows"]["bitext"] == len(bitext) == 400
+    assert manifest["rejects"]["total"] == 0
+    assert manifest["schema"]["bitext"] == "bitext/1"
+    assert manifest["input_files"][0].split(":")[0].endswith("czeng_demo.train.gz")
+    assert bitext.id.is_unique and (bitext.cs_n_tokens > 0).all()
+
+
+def test_changed_parameters_or_input_give_a_new_output_directory(luigi_workdir, tmp_path):
+    data = tmp_path / "x.cs"
+    data.write_text("Ahoj.\n")
+    (tmp_path / "x.en").write_text("Hi.\n")
+    first = IngestBitext(inputs=str(data))
+    assert first.fingerprint() != IngestBitext(inputs=str(data), num_shards=3).fingerprint()
+    assert luigi.build([first], local_scheduler=True, log_level="WARNING")
+    assert first.complete()
+    (tmp_path / "x.en").write_text("Hello.\n")
+    assert not IngestBitext(inputs=str(data)).complete()
+
+
+def write_big_czeng(path: Path, pairs: int) -> None:
+    with gzip.open(path, "wt", encoding="utf-8") as handle:
+        for n in range(pairs):
+            bad = "\tnot-a-score" if n % 997 == 0 else ""
+            handle.write(f"news-b1-00train-f{n // 100:05d}-s{n % 100}{bad}\t0.5\tČeská věta číslo {n}, delší o něco.\tEnglish sentence number {n}, a bit longer.\n")
+
+
+def luigi_command(workdir: Path, inputs: Path) -> list[str]:
+    return [sys.executable, "-m", "luigi", "--module", "workflows", "IngestBitext", "--local-scheduler",
+            "--inputs", str(inputs), "--paranmt-workdir", str(workdir), "--paranmt-direct-num-workers", "1"]
+
+
+def parquet_bytes(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*.parquet"))}
+
+
+def test_killed_run_resumes_without_duplicates_or_missing_rows(tmp_path):
+    inputs = tmp_path / "big.train.gz"
+    write_big_czeng(inputs, 20_000)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    killed_dir = tmp_path / "killed"
+    process = subprocess.Popen(luigi_command(killed_dir, inputs), start_new_session=True, env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while not list((killed_dir / "ingest").glob(".*.partial")) and time.time() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.0)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    assert not list(killed_dir.rglob("_SUCCESS")), "the run finished before it could be killed"
+    assert list((killed_dir / "ingest").glob(".*.partial"))
+
+    subprocess.run(luigi_command(killed_dir, inputs), check=True, env=env, capture_output=True)
+    clean_dir = tmp_path / "clean"
+    subprocess.run(luigi_command(clean_dir, inputs), check=True, env=env, capture_output=True)
+
+    [resumed_out] = [p for p in (killed_dir / "ingest").iterdir() if p.name != "latest"]
+    [clean_out] = [p for p in (clean_dir / "ingest").iterdir() if p.name != "latest"]
+    assert resumed_out.name == clean_out.name
+    bitext = pd.read_parquet(resumed_out / "bitext")
+    rejects = pd.read_parquet(resumed_out / "rejects")
+    assert bitext.id.is_unique
+    assert len(bitext) + len(rejects) == 20_000
+    assert set(rejects.reason) == {"column_count"}
+    assert parquet_bytes(resumed_out) == parquet_bytes(clean_out)
+    manifest = json.loads((resumed_out / "_SUCCESS").read_text())
+    assert manifest["rows"]["bitext"] == len(bitext) and manifest["rejects"]["total"] == len(rejects)
+
+
+@pytest.mark.slow
+def test_real_wmt21_and_tatoeba_ingest(luigi_workdir, shared_path):
+    wmt = shared_path("csen", "wmt21")
+    tatoeba = shared_path("csen", "tatoeba")
+    inputs = f"{wmt}/newstest2021.cs-en.src.cs::{wmt}/newstest2021.cs-en.ref.A.en,{tatoeba}/tatoeba.ces-eng.ces"
+    task = IngestBitext(inputs=inputs)
+    assert luigi.build([task], local_scheduler=True, log_level="WARNING")
+    bitext = pd.read_parquet(task.bitext_dir())
+    rejects = pd.read_parquet(task.output_dir / "rejects")
+    assert len(bitext) + len(rejects) == 2000
+    assert set(bitext.domain) == {"newstest2021", "tatoeba"}
+    assert bitext.id.is_unique and (bitext.en_n_tokens > 0).all()
