@@ -8,6 +8,7 @@ by the hash of their id, grouped per shard, sorted by id, de-duplicated and writ
 from __future__ import annotations
 
 import gzip
+from collections import defaultdict
 from collections.abc import Iterator
 from itertools import islice
 
@@ -64,7 +65,7 @@ def read_unit(unit: InputUnit, max_line_bytes: int, chunk_lines: int = CHUNK_LIN
 
 
 class TokenizeChunk(beam.DoFn):
-    """Moses-tokenize both sides of a chunk; key rows by shard; pass rejects on a side output."""
+    """Moses-tokenize both sides of a chunk; group its rows by shard; rejects go to a side output."""
 
     REJECTS = "rejects"
 
@@ -78,10 +79,13 @@ class TokenizeChunk(beam.DoFn):
                 yield beam.pvalue.TaggedOutput(self.REJECTS, item)
         cs_tok = tokenize_batch([r.cs for r in good], "cs")
         en_tok = tokenize_batch([r.en for r in good], "en")
+        by_shard: dict[int, list[tuple]] = defaultdict(list)
         for record, cs, en in zip(good, cs_tok, en_tok, strict=True):
             row = (record.id, record.source, record.line, record.domain, record.czeng_score,
                    record.cs, record.en, cs, en, len(cs.split()), len(en.split()))
-            yield shard_of(record.id, self.num_shards), row
+            by_shard[shard_of(record.id, self.num_shards)].append(row)
+        # One element per (chunk, shard) instead of one per row: the shuffle moves lists.
+        yield from sorted(by_shard.items())
 
 
 class WriteBitextShard(beam.DoFn):
@@ -93,8 +97,8 @@ class WriteBitextShard(beam.DoFn):
         self.dataset_dir = dataset_dir
 
     def process(self, keyed_rows):
-        shard, rows = keyed_rows
-        rows = sorted(rows, key=lambda row: (row[0], row[1], row[2]))
+        shard, row_lists = keyed_rows
+        rows = sorted((row for rows in row_lists for row in rows), key=lambda row: (row[0], row[1], row[2]))
         kept = []
         for row in rows:
             if kept and kept[-1][0] == row[0]:

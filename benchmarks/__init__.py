@@ -1,0 +1,1 @@
+"""Throughput and quality benchmarks; ``python -m benchmarks --list`` shows them."""

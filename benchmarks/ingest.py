@@ -1,0 +1,126 @@
+"""Ingest benchmark: a generated 1M-pair CzEng file through the Beam ingest pipeline.
+
+Rows, in one run on the same file:
+  * pyarrow read + write: the file parsed by pyarrow's CSV reader and written as Parquet
+    (no validation, no tokenization): the floor for moving the bytes;
+  * plain Python, 1 process: the same readers, Moses tokenization and schema-validated Parquet
+    writing as the pipeline, without Beam: the baseline for Beam's overhead;
+  * Beam ingest (DirectRunner, all cores): the real stage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import random
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.common import machine, markdown_table, measure_in_subprocess, peak_rss_mib
+
+WORDS_EN = "the a of to and in is was for on that with as it by at from this be are have not an new year people".split()
+WORDS_CS = "a v se na je že s z do o to i k by jako pro tak jsou ale po roce lidé nový který".split()
+
+
+def generate(path: Path, pairs: int, seed: int = 0) -> None:
+    """CzEng-format pairs with realistic lengths (3–40 words) and punctuation."""
+    rng = random.Random(seed)
+    with gzip.open(path, "wt", encoding="utf-8", compresslevel=1) as handle:
+        for n in range(pairs):
+            length = rng.randint(3, 40)
+            cs = " ".join(rng.choices(WORDS_CS, k=length)).capitalize() + rng.choice([".", "?", "!", ", řekl."])
+            en = " ".join(rng.choices(WORDS_EN, k=length)).capitalize() + rng.choice([".", "?", "!", ", he said."])
+            handle.write(f"news-b{n // 100_000}-00train-f{n // 100:05d}-s{n % 100}\t{rng.random():.4f}\t{cs}\t{en}\n")
+
+
+def run_pyarrow(source: Path, out: Path) -> int:
+    import pyarrow.csv as csv
+    import pyarrow.parquet as pq
+
+    table = csv.read_csv(
+        source,
+        read_options=csv.ReadOptions(column_names=["id", "czeng_score", "cs", "en"]),
+        parse_options=csv.ParseOptions(delimiter="\t", quote_char=False),
+    )
+    pq.write_table(table, out / "bitext.parquet", compression="zstd")
+    return table.num_rows
+
+
+def run_plain_python(source: Path, out: Path) -> int:
+    import pyarrow as pa
+
+    import schemas
+    from corpus.readers import BitextRecord, iter_czeng
+    from corpus.text import tokenize_batch
+
+    with gzip.open(source, "rb") as handle:
+        records = [r for r in iter_czeng(handle, source.name) if isinstance(r, BitextRecord)]
+    records.sort(key=lambda r: r.id)
+    cs_tok, en_tok = tokenize_batch([r.cs for r in records], "cs"), tokenize_batch([r.en for r in records], "en")
+    table = pa.table({
+        "id": [r.id for r in records], "source": [r.source for r in records], "line": [r.line for r in records],
+        "domain": [r.domain for r in records], "czeng_score": [r.czeng_score for r in records],
+        "cs": [r.cs for r in records], "en": [r.en for r in records], "cs_tok": cs_tok, "en_tok": en_tok,
+        "cs_n_tokens": [len(t.split()) for t in cs_tok], "en_n_tokens": [len(t.split()) for t in en_tok],
+    })
+    return schemas.write_table(table, schemas.BITEXT, str(out / "bitext.parquet"))
+
+
+def run_beam(source: Path, out: Path, workers: int, shards: int) -> int:
+    import apache_beam as beam
+
+    from pipelines.ingest import build_ingest, expand_inputs
+    from pipelines.io import dataset_rows
+    from pipelines.options import pipeline_options
+
+    with beam.Pipeline(options=pipeline_options("DirectRunner", workers)) as pipeline:
+        build_ingest(pipeline, expand_inputs(str(source)), str(out / "bitext"), str(out / "rejects"), shards)
+    return dataset_rows(str(out / "bitext"))
+
+
+def measure(mode: str, source: Path, workers: int, shards: int) -> None:
+    """Child-process entry: run one mode and print its JSON line."""
+    with tempfile.TemporaryDirectory() as tmp:
+        started = time.perf_counter()
+        if mode == "pyarrow":
+            rows = run_pyarrow(source, Path(tmp))
+        elif mode == "python":
+            rows = run_plain_python(source, Path(tmp))
+        else:
+            rows = run_beam(source, Path(tmp), workers, shards)
+        seconds = time.perf_counter() - started
+    print(json.dumps({"rows": rows, "seconds": seconds, "peak_rss_mib": peak_rss_mib()}))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--pairs", type=int, default=1_000_000)
+    parser.add_argument("--workers", type=int, default=0, help="DirectRunner processes (0 = one per core)")
+    parser.add_argument("--shards", type=int, default=16)
+    parser.add_argument("--measure", choices=["pyarrow", "python", "beam"], help=argparse.SUPPRESS)
+    parser.add_argument("--source", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.measure:
+        measure(args.measure, args.source, args.workers, args.shards)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        source = Path(tmp) / "bench.train.gz"
+        generate(source, args.pairs)
+        common = ["--source", str(source), "--workers", str(args.workers), "--shards", str(args.shards)]
+        results = {mode: measure_in_subprocess("benchmarks.ingest", "--measure", mode, *common)
+                   for mode in ("pyarrow", "python", "beam")}
+    base = results["python"]["seconds"]
+    rows = [
+        [label, r["rows"], r["seconds"], r["rows"] / r["seconds"], r["peak_rss_mib"], r["seconds"] / base]
+        for label, r in (("pyarrow read + write (no tokenization)", results["pyarrow"]),
+                         ("plain Python, 1 process (baseline)", results["python"]),
+                         ("Beam ingest, DirectRunner", results["beam"]))
+    ]
+    print(f"Ingest of {args.pairs:,} generated CzEng pairs on {machine()}\n")
+    print(markdown_table(["pipeline", "rows", "seconds", "rows/s", "peak RSS MiB (largest process)", "time vs baseline"], rows))
+
+
+if __name__ == "__main__":
+    main()
