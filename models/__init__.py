@@ -1,0 +1,1 @@
+"""Torch models: paraphrastic sentence encoders, their training and STS evaluation, SIF, NMT."""

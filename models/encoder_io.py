@@ -1,0 +1,115 @@
+"""A trained encoder on disk: ``config.json`` + featurizer vocabularies + ``model.pt``.
+
+Layout of a model directory::
+
+    config.json          {"format": 1, "encoder": EncoderConfig fields}
+    features/tokens.*    words.vocab (one word a line) or pieces.model (sentencepiece)
+    features/trigrams.*  trigrams.vocab, for models that read trigrams
+    model.pt             the weights (state_dict) of the best (or last) checkpoint
+
+The vocabularies are part of the model: ids mean nothing without them. Files are written
+under a temporary name and renamed, so a reader never sees a half-written model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import torch
+
+from models.encoders import Encoder, EncoderConfig, Inputs, build_encoder, feature_kind
+from models.featurizers import FEATURIZERS, PieceFeaturizer
+
+FORMAT = 1
+CONFIG, WEIGHTS, FEATURES = "config.json", "model.pt", "features"
+
+Featurizers = dict[str, object]
+
+
+def fit_featurizers(
+    config: EncoderConfig, sentences: Sequence[str], extra_words: Iterable[str] = (), seed: int = 1
+) -> tuple[Featurizers, Inputs]:
+    """One featurizer per feature the model reads, fitted on the training sentences, and
+    those sentences featurized. ``extra_words`` (the pretrained vectors' words) join the word
+    vocabulary after the training words, so words seen only in the vectors keep their vector."""
+    featurizers: Featurizers = {}
+    inputs: Inputs = {}
+    for feature in sorted(build_encoder_features(config)):
+        kind = feature_kind(config, feature)
+        if kind == "pieces":
+            fitted = PieceFeaturizer.fit_transform(sentences, config.spm_vocab_size, seed)
+        elif kind == "words":
+            fitted = FEATURIZERS[kind].fit_transform(sentences, config.min_count, config.max_vocab or None, extra_words)
+        else:
+            fitted = FEATURIZERS[kind].fit_transform(sentences, config.trigram_min_count, config.max_trigrams or None)
+        featurizers[feature], inputs[feature] = fitted
+    return featurizers, inputs
+
+
+def build_encoder_features(config: EncoderConfig) -> set[str]:
+    """Features the named model reads (from a throw-away tiny instance of it)."""
+    sizes = {"tokens": 2, "trigrams": 2}
+    probe = EncoderConfig.from_dict({**config.to_dict(), "dim": 2, "embed_dim": 2, "cnn_maps": 1})
+    return build_encoder(probe, sizes).features
+
+
+def sizes_of(featurizers: Featurizers) -> dict[str, int]:
+    return {feature: len(featurizer) for feature, featurizer in featurizers.items()}
+
+
+def write_atomically(path: Path, write) -> None:
+    """``write(tmp_path)`` then rename onto ``path``: a reader never sees a partial file."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    write(tmp)
+    os.replace(tmp, path)
+
+
+def save_setup(directory: Path, config: EncoderConfig, featurizers: Featurizers) -> None:
+    """Write the config and vocabularies (everything but the weights)."""
+    features = Path(directory) / FEATURES
+    for feature, featurizer in featurizers.items():
+        (features / feature).mkdir(parents=True, exist_ok=True)
+        featurizer.save(features / feature)
+    text = json.dumps({"format": FORMAT, "encoder": config.to_dict()}, indent=2, sort_keys=True) + "\n"
+    write_atomically(Path(directory) / CONFIG, lambda p: p.write_text(text))
+
+
+def load_config(directory: Path) -> EncoderConfig:
+    path = Path(directory) / CONFIG
+    if not path.exists():
+        raise FileNotFoundError(f"{directory} is not a trained encoder: {CONFIG} is missing")
+    saved = json.loads(path.read_text())
+    if saved.get("format") != FORMAT:
+        raise ValueError(f"{path}: model format {saved.get('format')} is not {FORMAT}")
+    return EncoderConfig.from_dict(saved["encoder"])
+
+
+def load_setup(directory: Path) -> tuple[EncoderConfig, Featurizers]:
+    config = load_config(directory)
+    features = Path(directory) / FEATURES
+    featurizers = {
+        feature: FEATURIZERS[feature_kind(config, feature)].load(features / feature)
+        for feature in sorted(build_encoder_features(config))
+    }
+    return config, featurizers
+
+
+def save_weights(directory: Path, encoder: Encoder, name: str = WEIGHTS) -> None:
+    state = {key: value.detach().cpu() for key, value in encoder.state_dict().items()}
+    write_atomically(Path(directory) / name, lambda p: torch.save(state, p))
+
+
+def load_model(directory: Path, device: str | torch.device = "cpu") -> tuple[EncoderConfig, Featurizers, Encoder]:
+    """Config, featurizers and the encoder with its trained weights, in eval mode."""
+    config, featurizers = load_setup(directory)
+    weights = Path(directory) / WEIGHTS
+    if not weights.exists():
+        raise FileNotFoundError(f"{directory}: no weights ({WEIGHTS}); training has not saved a model yet")
+    encoder = build_encoder(config, sizes_of(featurizers))
+    encoder.load_state_dict(torch.load(weights, map_location="cpu", weights_only=True))
+    return config, featurizers, encoder.to(device).eval()
+

@@ -1,0 +1,392 @@
+"""Sentence encoders of the ParaNMT paper (section 4.1), the 2016 paragram paper and CSE.
+
+Every encoder maps featurized sentences (a dict of :class:`Ragged` id rows keyed by feature:
+``"tokens"`` for words or sentencepiece pieces, ``"trigrams"`` for character trigrams) to one
+vector per sentence; similarity is cosine. Models are chosen by name from :data:`MODELS`,
+each built from an :class:`EncoderConfig` and the vocabulary sizes.
+
+Averaging models use ``nn.EmbeddingBag(mode="mean")`` over the CSR rows directly; recurrent
+models run on packed sequences (LSTM, RNN) or, for the cells ``nn`` lacks (identity-RNN,
+Gers' peephole LSTM with or without output gate), on a time loop over the padded batch with
+the input projections of all steps computed in one matrix product.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, fields, replace
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from models.featurizers import PAD, Ragged
+
+Inputs = dict[str, Ragged]
+
+
+@dataclass
+class EncoderConfig:
+    """Architecture and featurization; saved as ``config.json`` beside the weights."""
+
+    model: str = "word_avg"
+    # Output size of models with compositional weights (LSTM, BiLSTM (both directions
+    # together), projection, DAN, RNNs); averaging models output their embedding size.
+    dim: int = 300
+    # Word/piece/trigram embedding size; 0: the pretrained vectors' size when given, else 300.
+    embed_dim: int = 0
+    tokens: str = "words"  # token featurizer: "words" (Moses) or "pieces" (sentencepiece)
+    combine: str = "concat"  # mixed models: "add" (dim) or "concat" (k × dim)
+    dropout: float = 0.0
+    dan_layers: int = 2
+    activation: str = "tanh"  # DAN and RNN nonlinearity: "tanh" or "relu"
+    cnn_widths: tuple[int, ...] = (1, 2, 3)
+    cnn_maps: int = 100
+    min_count: int = 1  # vocabulary: words/trigrams seen fewer times map to UNK
+    max_vocab: int = 0  # 0: no limit
+    trigram_min_count: int = 1
+    max_trigrams: int = 0
+    spm_vocab_size: int = 50_000
+
+    @classmethod
+    def from_dict(cls, values: dict) -> EncoderConfig:
+        known = {f.name for f in fields(cls)}
+        config = cls(**{k: v for k, v in values.items() if k in known})
+        config.cnn_widths = tuple(config.cnn_widths)
+        return config
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _activation(name: str) -> Callable[[Tensor], Tensor]:
+    return {"tanh": torch.tanh, "relu": torch.relu}[name]
+
+
+def _tensor(array: np.ndarray, like: nn.Parameter) -> Tensor:
+    return torch.from_numpy(array).to(like.device)
+
+
+class Component(nn.Module):
+    """One encoder reading one feature; ``table`` is its embedding matrix (``Ww``)."""
+
+    feature = "tokens"
+    scrambles = False  # word-order sensitive: the trainer scrambles its inputs
+    anchored = False  # compositional weights regularized back to their initial values (λc)
+    out_dim: int
+
+    def __init__(self, feature: str):
+        super().__init__()
+        self.feature = feature
+
+    def embedding_tables(self) -> list[nn.Parameter]:
+        return [m.weight for m in self.modules() if isinstance(m, nn.Embedding | nn.EmbeddingBag)]
+
+
+class BagAverage(Component):
+    """Mean of embeddings (Word Avg, Trigram Avg); optional layers on top (projection, DAN)."""
+
+    def __init__(self, feature: str, vocab: int, dim: int, dropout: float, layers: list[nn.Module] | None = None, activation: str | None = None):
+        super().__init__(feature)
+        self.bag = nn.EmbeddingBag(vocab, dim, mode="mean", padding_idx=PAD)
+        self.dropout = nn.Dropout(dropout)
+        self.layers = nn.ModuleList(layers or [])
+        self.activation = _activation(activation) if activation else None
+        self.out_dim = self.layers[-1].out_features if self.layers else dim
+
+    def forward(self, rows: Ragged) -> Tensor:
+        weight = self.bag.weight
+        out = self.dropout(self.bag(_tensor(rows.values, weight), _tensor(rows.offsets[:-1], weight)))
+        for layer in self.layers:
+            out = layer(out)
+            if self.activation:
+                out = self.activation(out)
+        return out
+
+
+class _Sequence(Component):
+    """Base of models that read the padded id matrix through a dropout-regularized embedding."""
+
+    def __init__(self, feature: str, vocab: int, embed_dim: int, dropout: float):
+        super().__init__(feature)
+        self.embedding = nn.Embedding(vocab, embed_dim, padding_idx=PAD)
+        self.dropout = nn.Dropout(dropout)
+
+    def embed(self, rows: Ragged) -> tuple[Tensor, Tensor]:
+        """(embedded inputs (batch, time, embed_dim), lengths on the CPU)."""
+        ids, lengths = rows.padded()
+        return self.dropout(self.embedding(_tensor(ids, self.embedding.weight))), torch.from_numpy(lengths)
+
+
+def _mask(lengths: Tensor, steps: int, device) -> Tensor:
+    """(batch, steps, 1) float mask of real positions."""
+    return (torch.arange(steps, device=device)[None, :] < lengths.to(device)[:, None]).unsqueeze(-1).float()
+
+
+class LSTMAverage(_Sequence):
+    """Mean of the LSTM hidden states over real positions (LSTM Avg, BiLSTM Avg).
+
+    BiLSTM: the forward and backward states are each averaged over the sentence and the two
+    means concatenated (``dim`` = 2 × hidden size), as in the authors' code.
+    """
+
+    scrambles = True
+
+    def __init__(self, feature: str, vocab: int, embed_dim: int, dim: int, dropout: float, bidirectional: bool):
+        super().__init__(feature, vocab, embed_dim, dropout)
+        if bidirectional and dim % 2:
+            raise ValueError(f"BiLSTM output size must be even (two directions), got {dim}")
+        hidden = dim // 2 if bidirectional else dim
+        self.lstm = nn.LSTM(embed_dim, hidden, batch_first=True, bidirectional=bidirectional)
+        self.out_dim = dim
+
+    def forward(self, rows: Ragged) -> Tensor:
+        embedded, lengths = self.embed(rows)
+        packed = pack_padded_sequence(embedded, lengths, batch_first=True, enforce_sorted=False)
+        states, _ = pad_packed_sequence(self.lstm(packed)[0], batch_first=True)  # pads are zeros
+        return states.sum(dim=1) / lengths.to(states.device, states.dtype)[:, None]
+
+
+class LastStateRNN(_Sequence):
+    """Plain RNN (2016 paper): the hidden state after the last token."""
+
+    scrambles = True
+
+    def __init__(self, feature: str, vocab: int, embed_dim: int, dim: int, dropout: float, activation: str):
+        super().__init__(feature, vocab, embed_dim, dropout)
+        self.rnn = nn.RNN(embed_dim, dim, nonlinearity=activation, batch_first=True)
+        self.out_dim = dim
+
+    def forward(self, rows: Ragged) -> Tensor:
+        embedded, lengths = self.embed(rows)
+        _, last = self.rnn(pack_padded_sequence(embedded, lengths, batch_first=True, enforce_sorted=False))
+        return last[-1]
+
+
+class _Loop(_Sequence):
+    """Recurrences ``nn`` has no cell for, run step by step; finished rows keep their state."""
+
+    scrambles = True
+    state_size: int
+
+    def __init__(self, feature: str, vocab: int, embed_dim: int, dim: int, dropout: float, gates: int):
+        super().__init__(feature, vocab, embed_dim, dropout)
+        self.input = nn.Linear(embed_dim, gates * dim)
+        self.hidden = nn.Linear(dim, gates * dim, bias=False)
+        self.out_dim = dim
+
+    def step(self, projected: Tensor, state: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
+        raise NotImplementedError
+
+    def run(self, rows: Ragged) -> tuple[tuple[Tensor, ...], Tensor]:
+        embedded, lengths = self.embed(rows)
+        projected = self.input(embedded)  # all steps' input terms in one product
+        mask = _mask(lengths, embedded.shape[1], embedded.device)
+        state = tuple(embedded.new_zeros(len(lengths), self.out_dim) for _ in range(self.state_size))
+        for t in range(embedded.shape[1]):
+            new = self.step(projected[:, t], state)
+            keep = mask[:, t]
+            state = tuple(keep * n + (1 - keep) * s for n, s in zip(new, state, strict=True))
+        return state, lengths
+
+
+class IdentityRNN(_Loop):
+    """Identity-RNN (2016 paper): linear recurrence initialised to identity, zero bias; the
+    last state divided by the length, so before training it is exactly the word average.
+    Its weights are regularized back to that initialisation by λc."""
+
+    anchored = True
+    state_size = 1
+
+    def __init__(self, feature: str, vocab: int, embed_dim: int, dim: int, dropout: float):
+        if dim != embed_dim:
+            raise ValueError(f"identity-RNN needs dim == embed_dim (identity init), got {dim} and {embed_dim}")
+        super().__init__(feature, vocab, embed_dim, dim, dropout, gates=1)
+        with torch.no_grad():
+            self.input.weight.copy_(torch.eye(dim))
+            self.input.bias.zero_()
+            self.hidden.weight.copy_(torch.eye(dim))
+
+    def step(self, projected: Tensor, state: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
+        return (projected + self.hidden(state[0]),)
+
+    def forward(self, rows: Ragged) -> Tensor:
+        (last,), lengths = self.run(rows)
+        return last / lengths.to(last.device, last.dtype)[:, None]
+
+
+class PeepholeLSTM(_Loop):
+    """Gers et al. (2003) LSTM with peepholes, last hidden state (2016 paper); without the
+    output gate ``h = tanh(c)``."""
+
+    state_size = 2
+
+    def __init__(self, feature: str, vocab: int, embed_dim: int, dim: int, dropout: float, output_gate: bool):
+        super().__init__(feature, vocab, embed_dim, dim, dropout, gates=4 if output_gate else 3)
+        self.output_gate = output_gate
+        self.peep = nn.Parameter(torch.zeros(3 if output_gate else 2, dim))
+
+    def step(self, projected: Tensor, state: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
+        h, c = state
+        gates = projected + self.hidden(h)
+        i, f, g = gates[:, : 3 * self.out_dim].chunk(3, dim=1)
+        c = torch.sigmoid(f + self.peep[1] * c) * c + torch.sigmoid(i + self.peep[0] * c) * torch.tanh(g)
+        if self.output_gate:
+            o = torch.sigmoid(gates[:, 3 * self.out_dim :] + self.peep[2] * c)
+            return o * torch.tanh(c), c
+        return torch.tanh(c), c
+
+    def forward(self, rows: Ragged) -> Tensor:
+        (h, _), _ = self.run(rows)
+        return h
+
+
+class CSE(_Sequence):
+    """Convolutional sentence encoder: filters of widths 1, 2, 3 × 100 maps, linear activation,
+    sum over the valid windows of each sentence, concatenated (300d)."""
+
+    def __init__(self, feature: str, vocab: int, embed_dim: int, dropout: float, widths: tuple[int, ...], maps: int):
+        super().__init__(feature, vocab, embed_dim, dropout)
+        self.convs = nn.ModuleList(nn.Conv1d(embed_dim, maps, width) for width in widths)
+        self.out_dim = maps * len(widths)
+
+    def forward(self, rows: Ragged) -> Tensor:
+        embedded, lengths = self.embed(rows)
+        steps = embedded.shape[1]
+        widest = max(conv.kernel_size[0] for conv in self.convs)
+        x = nn.functional.pad(embedded.transpose(1, 2), (0, max(0, widest - steps)))
+        pooled = []
+        for conv in self.convs:
+            maps = conv(x)  # (batch, maps, windows); window j covers positions j .. j + width - 1
+            valid = _mask(lengths - conv.kernel_size[0] + 1, maps.shape[2], maps.device).transpose(1, 2)
+            pooled.append((maps * valid).sum(dim=2))
+        return torch.cat(pooled, dim=1)
+
+
+class Encoder(nn.Module):
+    """One or more components trained jointly; outputs added or concatenated (mixed models)."""
+
+    def __init__(self, components: list[Component], combine: str = "concat"):
+        super().__init__()
+        if combine not in ("add", "concat"):
+            raise ValueError(f"combine must be 'add' or 'concat', got {combine!r}")
+        dims = {c.out_dim for c in components}
+        if combine == "add" and len(dims) > 1:
+            raise ValueError(f"adding components needs equal output sizes, got {sorted(dims)}")
+        self.components = nn.ModuleList(components)
+        self.combine = combine
+        self.out_dim = dims.pop() if combine == "add" else sum(c.out_dim for c in components)
+
+    @property
+    def features(self) -> set[str]:
+        return {c.feature for c in self.components}
+
+    @property
+    def scrambles(self) -> bool:
+        return any(c.scrambles for c in self.components)
+
+    def forward(self, inputs: Inputs) -> Tensor:
+        outputs = [c(inputs[c.feature]) for c in self.components]
+        return torch.stack(outputs).sum(0) if self.combine == "add" else torch.cat(outputs, dim=1)
+
+    def embedding_tables(self) -> list[nn.Parameter]:
+        return [w for c in self.components for w in c.embedding_tables()]
+
+    def compositional_parameters(self) -> list[tuple[nn.Parameter, bool]]:
+        """(parameter, anchored to its initial value) for every non-embedding weight (``Wc``)."""
+        tables = {id(w) for w in self.embedding_tables()}
+        return [(p, c.anchored) for c in self.components for p in c.parameters() if id(p) not in tables]
+
+
+# Registry -------------------------------------------------------------------------------
+
+Builder = Callable[[EncoderConfig, dict[str, int]], list[Component]]
+MODELS: dict[str, Builder] = {}
+
+
+def register(name: str) -> Callable[[Builder], Builder]:
+    def add(builder: Builder) -> Builder:
+        MODELS[name] = builder
+        return builder
+
+    return add
+
+
+def _word_avg(c: EncoderConfig, sizes: dict[str, int]) -> Component:
+    return BagAverage("tokens", sizes["tokens"], c.embed_dim, c.dropout)
+
+
+def _trigram_avg(c: EncoderConfig, sizes: dict[str, int]) -> Component:
+    return BagAverage("trigrams", sizes["trigrams"], c.embed_dim, c.dropout)
+
+
+def _lstm_avg(c: EncoderConfig, sizes: dict[str, int], bidirectional: bool = False) -> Component:
+    return LSTMAverage("tokens", sizes["tokens"], c.embed_dim, c.dim, c.dropout, bidirectional)
+
+
+register("word_avg")(lambda c, s: [_word_avg(c, s)])
+register("trigram_avg")(lambda c, s: [_trigram_avg(c, s)])
+register("lstm_avg")(lambda c, s: [_lstm_avg(c, s)])
+register("bilstm_avg")(lambda c, s: [_lstm_avg(c, s, bidirectional=True)])
+register("trigram_word")(lambda c, s: [_trigram_avg(c, s), _word_avg(c, s)])
+register("trigram_word_lstm")(lambda c, s: [_trigram_avg(c, s), _word_avg(c, s), _lstm_avg(c, s)])
+register("cse")(lambda c, s: [CSE("tokens", s["tokens"], c.embed_dim, c.dropout, c.cnn_widths, c.cnn_maps)])
+register("proj")(lambda c, s: [BagAverage("tokens", s["tokens"], c.embed_dim, c.dropout, [nn.Linear(c.embed_dim, c.dim)])])
+register("dan")(
+    lambda c, s: [
+        BagAverage(
+            "tokens", s["tokens"], c.embed_dim, c.dropout,
+            [nn.Linear(c.embed_dim if i == 0 else c.dim, c.dim) for i in range(c.dan_layers)], c.activation,
+        )
+    ]
+)
+register("rnn")(lambda c, s: [LastStateRNN("tokens", s["tokens"], c.embed_dim, c.dim, c.dropout, c.activation)])
+register("irnn")(lambda c, s: [IdentityRNN("tokens", s["tokens"], c.embed_dim, c.dim, c.dropout)])
+register("lstm_gate")(lambda c, s: [PeepholeLSTM("tokens", s["tokens"], c.embed_dim, c.dim, c.dropout, output_gate=True)])
+register("lstm_nogate")(lambda c, s: [PeepholeLSTM("tokens", s["tokens"], c.embed_dim, c.dim, c.dropout, output_gate=False)])
+
+# Which featurizers each feature needs is decided by the config: "tokens" is words or pieces.
+FEATURE_KINDS = {"trigrams": "trigrams"}
+
+
+def feature_kind(config: EncoderConfig, feature: str) -> str:
+    return config.tokens if feature == "tokens" else FEATURE_KINDS[feature]
+
+
+def build_encoder(config: EncoderConfig, sizes: dict[str, int], token_init: np.ndarray | None = None) -> Encoder:
+    """The named model with fresh weights; ``token_init`` (vocab, embed_dim) initialises
+    every token embedding table (pretrained vectors), else they stay randomly initialised."""
+    if config.model not in MODELS:
+        raise ValueError(f"unknown model {config.model!r}; choose one of {sorted(MODELS)}")
+    if config.embed_dim <= 0:
+        raise ValueError("embed_dim is unresolved; call resolve_embed_dim first")
+    encoder = Encoder(MODELS[config.model](config, sizes), config.combine)
+    if token_init is not None:
+        with torch.no_grad():
+            for component in encoder.components:
+                if component.feature == "tokens":
+                    for table in component.embedding_tables():
+                        table.copy_(torch.from_numpy(token_init))
+    return encoder
+
+
+def resolve_embed_dim(config: EncoderConfig, vector_dim: int | None) -> EncoderConfig:
+    """The config with its embedding size fixed: the vectors' size, else 300 when unset."""
+    if vector_dim is not None and config.embed_dim not in (0, vector_dim):
+        raise ValueError(f"embed_dim {config.embed_dim} differs from the word vectors' size {vector_dim}")
+    return replace(config, embed_dim=vector_dim or config.embed_dim or 300)
+
+
+def token_initialization(symbols: list[str], words: list[str], vectors: np.ndarray, seed: int) -> tuple[np.ndarray, int]:
+    """Initial token embeddings: the pretrained vector where the symbol has one, else random
+    normal with the vectors' own scale; PAD is zero. Returns (matrix, rows found)."""
+    rng = np.random.default_rng(seed)
+    matrix = rng.normal(0.0, float(vectors.std()), size=(len(symbols), vectors.shape[1])).astype(np.float32)
+    index = {w: i for i, w in enumerate(words)}
+    found = [(row, index[s]) for row, s in enumerate(symbols) if s in index]
+    if found:
+        rows, sources = map(np.asarray, zip(*found, strict=True))
+        matrix[rows] = vectors[sources]
+    matrix[PAD] = 0.0
+    return matrix, len(found)

@@ -1,0 +1,267 @@
+"""Sentences → integer ids: lowercased Moses words, character trigrams, sentencepiece pieces.
+
+Every featurizer shares one id convention: 0 is padding, 1 is the unknown symbol, so a
+model can pad any feature the same way. A featurizer is fitted on the training sentences
+(its vocabulary is data, saved beside the model weights) and turns a list of sentences into
+one :class:`Ragged` array, the CSR layout ``EmbeddingBag`` consumes directly. A sentence with
+no feature at all (an empty string) gets a single unknown id, so every row is non-empty and
+recurrent models never see a zero length.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from itertools import chain
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+
+from corpus.text import tokenize
+
+PAD, UNK = 0, 1
+SPECIALS = ("<pad>", "<unk>")
+
+
+@dataclass(frozen=True)
+class Ragged:
+    """Variable-length id rows: row ``i`` is ``values[offsets[i]:offsets[i + 1]]``."""
+
+    values: np.ndarray  # int64, all rows concatenated
+    offsets: np.ndarray  # int64, len(rows) + 1, starts at 0
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[Sequence[int]]) -> Ragged:
+        lengths = np.fromiter((len(row) for row in rows), dtype=np.int64, count=len(rows))
+        offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        values = np.fromiter((i for row in rows for i in row), dtype=np.int64, count=int(offsets[-1]))
+        return cls(values, offsets)
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    def row(self, index: int) -> np.ndarray:
+        return self.values[self.offsets[index] : self.offsets[index + 1]]
+
+    def take(self, rows: np.ndarray) -> Ragged:
+        """The selected rows, in the given order (vectorized gather, no Python loop)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        lengths = self.lengths[rows]
+        offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        # Position j of output row r reads values[starts[r] + j].
+        starts = np.repeat(self.offsets[:-1][rows] - offsets[:-1], lengths)
+        return Ragged(self.values[starts + np.arange(offsets[-1])], offsets)
+
+    def shuffled_rows(self, rows: np.ndarray, rng: np.random.Generator) -> Ragged:
+        """A copy whose selected rows have their ids in random order (word scrambling)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if not len(rows):
+            return self
+        lengths = self.lengths[rows]
+        positions = np.repeat(self.offsets[:-1][rows], lengths) + (
+            np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        )
+        owner = np.repeat(np.arange(len(rows)), lengths)
+        # Sort each row's positions by a random key; rows stay in place.
+        order = np.lexsort((rng.random(len(positions)), owner))
+        values = self.values.copy()
+        values[positions] = self.values[positions[order]]
+        return Ragged(values, self.offsets)
+
+    def padded(self) -> tuple[np.ndarray, np.ndarray]:
+        """(ids of shape (rows, longest) right-padded with PAD, lengths)."""
+        lengths = self.lengths
+        ids = np.full((len(lengths), int(lengths.max(initial=0))), PAD, dtype=np.int64)
+        mask = np.arange(ids.shape[1]) < lengths[:, None]
+        ids[mask] = self.values
+        return ids, lengths
+
+
+class Vocabulary:
+    """Symbols ↔ ids with PAD = 0 and UNK = 1; saved as one symbol a line."""
+
+    def __init__(self, symbols: Iterable[str]):
+        self.symbols = list(SPECIALS) + [s for s in symbols if s not in SPECIALS]
+        self.index = {symbol: i for i, symbol in enumerate(self.symbols)}
+
+    @classmethod
+    def build(
+        cls, counts: Counter[str], min_count: int = 1, max_size: int | None = None, extra: Iterable[str] = ()
+    ) -> Vocabulary:
+        """Symbols seen at least ``min_count`` times, most frequent first (ties by symbol, so the
+        ids do not depend on input order), at most ``max_size`` of them; then ``extra``
+        symbols not already in (e.g. the words of a pretrained vector file)."""
+        ranked = sorted((s for s, c in counts.items() if c >= min_count), key=lambda s: (-counts[s], s))
+        kept = ranked[:max_size] if max_size else ranked
+        seen = set(kept)
+        for symbol in extra:
+            if symbol not in seen:
+                seen.add(symbol)
+                kept.append(symbol)
+        return cls(kept)
+
+    def __len__(self) -> int:
+        return len(self.symbols)
+
+    def ids(self, symbols: Iterable[str]) -> list[int]:
+        get = self.index.get
+        return [get(symbol, UNK) for symbol in symbols] or [UNK]
+
+    def save(self, path: Path) -> None:
+        # Symbols never contain newlines: tokenizers split on whitespace, trigrams cannot span lines.
+        path.write_text("".join(f"{s}\n" for s in self.symbols[len(SPECIALS) :]), encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: Path) -> Vocabulary:
+        return cls(path.read_text(encoding="utf-8").split("\n")[:-1])
+
+
+def char_trigrams(sentence: str) -> list[str]:
+    """Every 3-character window of ``" " + lowercase(sentence) + " "`` (runs of whitespace
+    collapsed to one space first, so tabs and double spaces do not make distinct trigrams)."""
+    text = f" {' '.join(sentence.lower().split())} "
+    return [text[i : i + 3] for i in range(len(text) - 2)]
+
+
+def words(sentence: str) -> list[str]:
+    return tokenize(sentence, "en", lowercase=True)
+
+
+class Featurizer:
+    """Fitted mapping from sentences to id rows; subclasses define the symbols."""
+
+    kind: ClassVar[str]
+
+    def __init__(self, vocabulary: Vocabulary):
+        self.vocabulary = vocabulary
+
+    def __len__(self) -> int:
+        return len(self.vocabulary)
+
+    @staticmethod
+    def symbols(sentence: str) -> list[str]:
+        raise NotImplementedError
+
+    def featurize(self, sentences: Sequence[str]) -> Ragged:
+        return self._rows([self.symbols(s) for s in sentences])
+
+    def _rows(self, symbol_rows: list[list[str]]) -> Ragged:
+        ids = self.vocabulary.ids
+        return Ragged.from_rows([ids(row) for row in symbol_rows])
+
+    @classmethod
+    def fit_transform(
+        cls, sentences: Sequence[str], min_count: int = 1, max_size: int | None = None, extra: Iterable[str] = ()
+    ) -> tuple[Featurizer, Ragged]:
+        """Fit the vocabulary and featurize the same sentences, splitting each only once."""
+        symbol_rows = [cls.symbols(s) for s in sentences]
+        featurizer = cls(Vocabulary.build(Counter(chain.from_iterable(symbol_rows)), min_count, max_size, extra))
+        return featurizer, featurizer._rows(symbol_rows)
+
+    def save(self, directory: Path) -> None:
+        self.vocabulary.save(directory / f"{self.kind}.vocab")
+
+    @classmethod
+    def load(cls, directory: Path):
+        return cls(Vocabulary.load(directory / f"{cls.kind}.vocab"))
+
+
+class WordFeaturizer(Featurizer):
+    """Lowercased Moses tokens (the paper's words)."""
+
+    kind = "words"
+    symbols = staticmethod(words)
+
+
+class TrigramFeaturizer(Featurizer):
+    """Character trigrams (Trigram Avg)."""
+
+    kind = "trigrams"
+    symbols = staticmethod(char_trigrams)
+
+
+class PieceFeaturizer:
+    """Unigram sentencepiece pieces of the lowercased sentence (the authors' 2021 setup).
+
+    The sentencepiece model itself is the vocabulary; it is trained with pad = 0, unk = 1 and
+    no BOS/EOS so its ids follow the shared convention.
+    """
+
+    kind = "pieces"
+
+    def __init__(self, model_proto: bytes):
+        import sentencepiece as spm
+
+        self.model_proto = model_proto
+        self.processor = spm.SentencePieceProcessor(model_proto=model_proto)
+
+    def __len__(self) -> int:
+        return self.processor.get_piece_size()
+
+    def featurize(self, sentences: Sequence[str]) -> Ragged:
+        rows = self.processor.encode([s.lower() for s in sentences])
+        return Ragged.from_rows([row or [UNK] for row in rows])
+
+    def pieces(self, sentence: str) -> list[str]:
+        return self.processor.encode(sentence.lower(), out_type=str)
+
+    @classmethod
+    def fit_transform(cls, sentences: Sequence[str], vocab_size: int = 50_000, seed: int = 1) -> tuple[PieceFeaturizer, Ragged]:
+        import sentencepiece as spm
+
+        featurizer = cls(_spm_train(spm, [s.lower() for s in sentences], vocab_size, seed))
+        return featurizer, featurizer.featurize(sentences)
+
+    def save(self, directory: Path) -> None:
+        (directory / "pieces.model").write_bytes(self.model_proto)
+
+    @classmethod
+    def load(cls, directory: Path) -> PieceFeaturizer:
+        return cls((directory / "pieces.model").read_bytes())
+
+
+def _spm_train(spm, sentences: list[str], vocab_size: int, seed: int) -> bytes:
+    """Train a unigram model in memory; ``vocab_size`` is an upper bound (small corpora get
+    fewer pieces)."""
+    model = io.BytesIO()
+    spm.set_random_generator_seed(seed)
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter([s for s in sentences if s.strip()]),
+        model_writer=model,
+        model_type="unigram",
+        vocab_size=vocab_size,
+        hard_vocab_limit=False,
+        pad_id=PAD,
+        unk_id=UNK,
+        bos_id=-1,
+        eos_id=-1,
+        character_coverage=1.0,
+        input_sentence_size=2_000_000,
+        shuffle_input_sentence=True,
+        num_threads=os.cpu_count() or 1,
+        minloglevel=2,
+    )
+    return model.getvalue()
+
+
+FEATURIZERS = {cls.kind: cls for cls in (WordFeaturizer, TrigramFeaturizer, PieceFeaturizer)}
+
+
+def featurize(featurizers: dict[str, Featurizer | PieceFeaturizer], sentences: Sequence[str]) -> dict[str, Ragged]:
+    """Every feature a model reads, for the same sentences (keyed by feature name)."""
+    return {feature: featurizer.featurize(sentences) for feature, featurizer in featurizers.items()}
+
+
+def take(inputs: dict[str, Ragged], rows: np.ndarray) -> dict[str, Ragged]:
+    """The same rows of every feature."""
+    return {feature: ragged.take(rows) for feature, ragged in inputs.items()}

@@ -1,0 +1,347 @@
+"""Training paraphrastic encoders on sentence pairs (ParaNMT section 4.2, paper defaults).
+
+One epoch visits the pairs in a seeded random order, in mini-batches of ``batch_size``;
+``megabatch`` consecutive mini-batches form a pool. The pool is encoded without gradient,
+each sentence's negative is chosen from the whole pool (:mod:`models.losses`), and then one
+Adam update is taken per mini-batch, re-encoding its sentences and their negatives with
+gradient. Recurrent models see a pair's word order shuffled on both sides with probability
+``scramble``.
+
+Reproducible and resumable: the epoch order and every pool's random draws (scrambling,
+MIX/RAND negatives) are derived from (seed, epoch, pool index), and the torch RNG state
+(dropout) is saved in the checkpoint, so a run resumed from a checkpoint at a pool boundary
+ends with exactly the weights of an uninterrupted run (on CPU).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from corpus.wordvec import load_vectors
+from models import encoder_io
+from models.encode import SentenceEncoder, default_device, embed_inputs
+from models.encoders import (
+    EncoderConfig,
+    Inputs,
+    build_encoder,
+    resolve_embed_dim,
+    token_initialization,
+)
+from models.featurizers import featurize, take
+from models.losses import (
+    NEGATIVE_MODES,
+    choose_negatives,
+    initial_anchors,
+    margin_loss,
+    regularization,
+)
+
+log = logging.getLogger(__name__)
+
+CHECKPOINT, SUMMARY = "checkpoint.pt", "training.json"
+Embed = Callable[[list[str]], np.ndarray]
+DevScore = Callable[[Embed], float]
+
+
+@dataclass
+class TrainConfig:
+    """Optimisation settings; defaults are the paper's (section 6.2)."""
+
+    batch_size: int = 100
+    margin: float = 0.4
+    lr: float = 0.001
+    epochs: int = 5
+    megabatch: int = 40
+    negatives: str = "max"  # max | mix | rand
+    scramble: float = 0.3  # recurrent models only
+    lambda_c: float = 0.0
+    lambda_w: float = 0.0
+    seed: int = 1
+    max_steps: int = 0  # 0: run all epochs
+    eval_every: int = 0  # dev evaluation every N updates (0: at the end of each epoch only)
+    checkpoint_every: int = 1000  # updates between resumable checkpoints (also at each evaluation)
+    device: str = "auto"
+
+    def validate(self) -> None:
+        if self.negatives not in NEGATIVE_MODES:
+            raise ValueError(f"negatives must be one of {NEGATIVE_MODES}, got {self.negatives!r}")
+        if self.batch_size < 1 or self.megabatch < 1 or self.epochs < 1:
+            raise ValueError("batch_size, megabatch and epochs must be at least 1")
+        if not 0.0 <= self.scramble <= 1.0:
+            raise ValueError(f"scramble is a probability, got {self.scramble}")
+
+
+@dataclass
+class TrainResult:
+    output_dir: Path
+    steps: int  # updates done in total (including before a resume)
+    losses: list[float] = field(default_factory=list)  # per update, this call only
+    dev_scores: list[tuple[int, float]] = field(default_factory=list)  # (step, score), whole run
+    best_score: float | None = None
+    resumed_from: int | None = None  # step of the checkpoint this call started from
+
+
+def read_pairs(path: str | Path, columns: Sequence[str] = ("reference", "translation")) -> tuple[list[str], list[str]]:
+    """Sentence pairs from a Parquet dataset (a directory of ``*.parquet`` parts, read in
+    sorted path order, or one file; ``columns`` names the two sides) or from a TSV file whose
+    first two tab-separated fields are the two sentences (more fields are ignored, e.g. the
+    ParaNMT release's score)."""
+    path = Path(path)
+    if path.is_dir() or path.suffix == ".parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        files = sorted(p for p in path.rglob("*.parquet") if not p.name.startswith((".", "_"))) if path.is_dir() else [path]
+        if not files:
+            raise FileNotFoundError(f"{path}: no Parquet files")
+        table = pa.concat_tables(pq.read_table(f, columns=list(columns)) for f in files)
+        return [str(s) for s in table.column(columns[0]).to_pylist()], [str(s) for s in table.column(columns[1]).to_pylist()]
+    first, second = [], []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) < 2:
+                raise ValueError(f"{path}:{number}: expected two tab-separated sentences, got {len(parts)} field(s)")
+            first.append(parts[0])
+            second.append(parts[1])
+    return first, second
+
+
+def plan_epoch(pairs: int, batch_size: int, seed: int, epoch: int) -> list[np.ndarray]:
+    """The epoch's mini-batches of pair indices; a trailing single pair joins the previous
+    batch (a pair alone has no negative)."""
+    order = np.random.default_rng([seed, epoch]).permutation(pairs)
+    batches = [order[i : i + batch_size] for i in range(0, pairs, batch_size)]
+    if len(batches) > 1 and len(batches[-1]) == 1:
+        batches[-2:] = [np.concatenate(batches[-2:])]
+    return batches
+
+
+class Trainer:
+    """Holds the model, optimizer and featurized data of one training run in ``output_dir``."""
+
+    def __init__(
+        self,
+        sentences: tuple[Sequence[str], Sequence[str]],
+        output_dir: str | Path,
+        encoder_config: EncoderConfig | None = None,
+        config: TrainConfig | None = None,
+        word_vectors: str | Path | None = None,
+    ):
+        self.config = config or TrainConfig()
+        self.config.validate()
+        first, second = list(sentences[0]), list(sentences[1])
+        if len(first) != len(second) or len(first) < 2:
+            raise ValueError(f"need at least 2 sentence pairs with two sides, got {len(first)} and {len(second)}")
+        self.pairs = len(first)
+        self.output_dir = Path(output_dir)
+        self.output_dir.mkdir(parents=True, exist_ok=True)
+        self.device = torch.device(default_device() if self.config.device == "auto" else self.config.device)
+        vectors = load_vectors(word_vectors) if word_vectors else None
+        # The whole training set is featurized once: sentence j is side 1 of pair j, pairs + j its side 2.
+        self.encoder_config, self.featurizers, self.data = self._setup(encoder_config or EncoderConfig(), first + second, vectors)
+        torch.manual_seed(self.config.seed)
+        sizes = encoder_io.sizes_of(self.featurizers)
+        init = None
+        if vectors is not None and "tokens" in self.featurizers and self.encoder_config.tokens == "words":
+            init, found = token_initialization(self.featurizers["tokens"].vocabulary.symbols, *vectors, seed=self.config.seed)
+            log.info("word vectors: %d of %d vocabulary words initialised from %s", found, len(init), word_vectors)
+        self.encoder = build_encoder(self.encoder_config, sizes, init).to(self.device)
+        self.anchors = initial_anchors(self.encoder, self.config.lambda_c, self.config.lambda_w)
+        self.optimizer = torch.optim.Adam(self.encoder.parameters(), lr=self.config.lr)
+
+    def _setup(self, requested: EncoderConfig, sentences: list[str], vectors) -> tuple[EncoderConfig, encoder_io.Featurizers, Inputs]:
+        """Fit featurizers and save them with the config, or reuse those of an interrupted run."""
+        resolved = resolve_embed_dim(requested, vectors[1].shape[1] if vectors else None)
+        if (self.output_dir / encoder_io.CONFIG).exists():
+            saved, featurizers = encoder_io.load_setup(self.output_dir)
+            if saved != resolved:
+                raise ValueError(f"{self.output_dir} holds a run of a different model: {saved} (asked for {resolved})")
+            return saved, featurizers, featurize(featurizers, sentences)
+        extra = vectors[0] if vectors and requested.tokens == "words" else ()
+        featurizers, inputs = encoder_io.fit_featurizers(resolved, sentences, extra, self.config.seed)
+        encoder_io.save_setup(self.output_dir, resolved, featurizers)
+        return resolved, featurizers, inputs
+
+    # -- one pool ---------------------------------------------------------------------------
+
+    def _pool(self, batches: list[np.ndarray], rng: np.random.Generator) -> Inputs:
+        """The pool's 2P sentences (side 1 of its pairs, then side 2), scrambled if needed."""
+        pairs = np.concatenate(batches)
+        pool = take(self.data, np.concatenate([pairs, pairs + self.pairs]))
+        if self.encoder.scrambles and self.config.scramble > 0 and "tokens" in pool:
+            chosen = np.flatnonzero(rng.random(len(pairs)) < self.config.scramble)
+            pool["tokens"] = pool["tokens"].shuffled_rows(np.concatenate([chosen, chosen + len(pairs)]), rng)
+        return pool
+
+    def _update(self, pool: Inputs, negatives: np.ndarray, rows: np.ndarray, size: int) -> float:
+        """One Adam step on the pool's pairs ``rows``; sentences and negatives in one forward."""
+        batch = len(rows)
+        every = np.concatenate([rows, rows + size, negatives[rows], negatives[rows + size]])
+        g1, g2, t1, t2 = self.encoder(take(pool, every)).split(batch)
+        loss = margin_loss(g1, g2, t1, t2, self.config.margin)
+        total = loss + regularization(self.encoder, self.anchors, self.config.lambda_c, self.config.lambda_w)
+        self.optimizer.zero_grad(set_to_none=True)
+        total.backward()
+        self.optimizer.step()
+        return float(loss.detach())
+
+    # -- checkpoints --------------------------------------------------------------------------
+
+    def _save_checkpoint(self, position: dict) -> None:
+        state = {
+            "encoder": self.encoder.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "torch_rng": torch.get_rng_state(),
+            "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
+            **position,
+        }
+        encoder_io.write_atomically(self.output_dir / CHECKPOINT, lambda p: torch.save(state, p))
+
+    def _load_checkpoint(self) -> dict | None:
+        path = self.output_dir / CHECKPOINT
+        if not path.exists():
+            return None
+        state = torch.load(path, map_location=self.device, weights_only=False)
+        self.encoder.load_state_dict(state.pop("encoder"))
+        self.optimizer.load_state_dict(state.pop("optimizer"))
+        torch.set_rng_state(state.pop("torch_rng").cpu())
+        cuda_rng = state.pop("cuda_rng")
+        if cuda_rng is not None and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all(cuda_rng)
+        return state
+
+    def sentence_encoder(self) -> SentenceEncoder:
+        return SentenceEncoder(self.encoder_config, self.featurizers, self.encoder)
+
+    # -- the loop -----------------------------------------------------------------------------
+
+    def run(
+        self,
+        dev: DevScore | None = None,
+        on_step: Callable[[int, float], None] | None = None,
+        progress: Callable[[str, float], None] | None = None,
+    ) -> TrainResult:
+        """Train (or resume) to the end; ``dev(embed) -> score`` (higher is better, e.g. STS
+        2017 Pearson × 100) picks the saved ``model.pt``; without it the last weights are kept.
+        ``on_step(step, loss)`` is called after every update, ``progress(message, percent)``
+        after every pool."""
+        c = self.config
+        position = self._load_checkpoint() or {"epoch": 0, "pool": 0, "done": 0, "step": 0, "best": None, "dev": [], "evaluated_at": -1}
+        result = TrainResult(self.output_dir, position["step"], dev_scores=[tuple(d) for d in position["dev"]], best_score=position["best"])
+        result.resumed_from = position["step"] or None
+        total = c.epochs * len(plan_epoch(self.pairs, c.batch_size, c.seed, 0))
+        total = min(total, c.max_steps) if c.max_steps else total
+        self._clock = (time.time(), 0)  # (start, pairs trained in this call)
+        self._bar = tqdm(total=total, initial=position["step"], desc=f"train {self.encoder_config.model}", unit="step", mininterval=1.0, disable=None)
+        plan: tuple[int, list[list[np.ndarray]]] = (-1, [])
+
+        def evaluate() -> None:
+            if dev is None or position["evaluated_at"] == position["step"]:
+                return
+            position["evaluated_at"] = position["step"]
+            score = float(dev(self.sentence_encoder().encode))
+            position["dev"].append((position["step"], score))
+            result.dev_scores.append((position["step"], score))
+            log.info("step %d: dev score %.2f", position["step"], score)
+            if position["best"] is None or score > position["best"]:
+                position["best"] = result.best_score = score
+                encoder_io.save_weights(self.output_dir, self.encoder)
+
+        def checkpoint() -> None:
+            self._save_checkpoint(position)
+            if dev is None:  # no dev set: the model is the latest weights
+                encoder_io.save_weights(self.output_dir, self.encoder)
+
+        while position["epoch"] < c.epochs and not (c.max_steps and position["step"] >= c.max_steps):
+            if plan[0] != position["epoch"]:
+                batches = plan_epoch(self.pairs, c.batch_size, c.seed, position["epoch"])
+                plan = (position["epoch"], [batches[i : i + c.megabatch] for i in range(0, len(batches), c.megabatch)])
+            pools = plan[1]
+            before = position["step"]
+            self._train_pool(pools[position["pool"]], position, result, on_step)
+            if position["done"] < len(pools[position["pool"]]):
+                break  # max_steps reached inside the pool
+            position["pool"], position["done"] = position["pool"] + 1, 0
+            epoch_end = position["pool"] == len(pools)
+            if epoch_end:
+                position["epoch"], position["pool"] = position["epoch"] + 1, 0
+            crossed = lambda every: every > 0 and position["step"] // every > before // every  # noqa: E731, B023
+            if epoch_end or crossed(c.eval_every):
+                evaluate()
+            if epoch_end or crossed(c.eval_every) or crossed(c.checkpoint_every):
+                checkpoint()
+            if progress:
+                progress(f"epoch {min(position['epoch'] + 1, c.epochs)}/{c.epochs}, step {position['step']}", 100.0 * position["step"] / max(total, 1))
+        self._bar.close()
+        evaluate()
+        checkpoint()
+        result.steps = position["step"]
+        self._write_summary(result)
+        return result
+
+    def _train_pool(self, members: list[np.ndarray], position: dict, result: TrainResult, on_step) -> None:
+        """Choose the pool's negatives, then update on its remaining mini-batches."""
+        c = self.config
+        rng = np.random.default_rng([c.seed, position["epoch"], position["pool"]])
+        pool = self._pool(members, rng)
+        size = sum(len(b) for b in members)
+        negatives = choose_negatives(embed_inputs(self.encoder, pool, 4 * c.batch_size), c.negatives, rng)
+        starts = np.cumsum([0] + [len(b) for b in members])
+        for index in range(position["done"], len(members)):
+            if c.max_steps and position["step"] >= c.max_steps:
+                return
+            loss = self._update(pool, negatives, np.arange(starts[index], starts[index + 1]), size)
+            position["step"], position["done"] = position["step"] + 1, index + 1
+            result.losses.append(loss)
+            if on_step:
+                on_step(position["step"], loss)
+            start, seen = self._clock
+            self._clock = (start, seen + len(members[index]))
+            self._bar.update(1)
+            self._bar.set_postfix(loss=f"{loss:.4f}", pairs_s=f"{self._clock[1] / max(time.time() - start, 1e-9):.0f}", refresh=False)
+
+    def _write_summary(self, result: TrainResult) -> None:
+        start, pairs_seen = self._clock
+        seconds = time.time() - start
+        summary = {
+            "pairs": self.pairs,
+            "steps": result.steps,
+            "best_dev": result.best_score,
+            "dev": result.dev_scores,
+            "seconds_this_run": round(seconds, 3),
+            "pairs_per_second": round(pairs_seen / seconds, 1) if seconds > 0 else math.nan,
+            "vocabulary": encoder_io.sizes_of(self.featurizers),
+            "device": str(self.device),
+            "train": asdict(self.config),
+            "encoder": self.encoder_config.to_dict(),
+        }
+        text = json.dumps(summary, indent=2, sort_keys=True) + "\n"
+        encoder_io.write_atomically(self.output_dir / SUMMARY, lambda p: p.write_text(text))
+
+
+def train_encoder(
+    pairs: str | Path | tuple[Sequence[str], Sequence[str]],
+    output_dir: str | Path,
+    encoder_config: EncoderConfig | None = None,
+    config: TrainConfig | None = None,
+    dev: DevScore | None = None,
+    word_vectors: str | Path | None = None,
+    columns: Sequence[str] = ("reference", "translation"),
+    **callbacks,
+) -> TrainResult:
+    """Train an encoder on ``pairs`` (a Parquet dataset / TSV path or two lists of sentences)
+    into ``output_dir``, resuming from its checkpoint if one is there. The directory is then
+    a model for :func:`models.encode.load_encoder`."""
+    sentences = read_pairs(pairs, columns) if isinstance(pairs, str | Path) else pairs
+    return Trainer(sentences, output_dir, encoder_config, config, word_vectors).run(dev, **callbacks)
