@@ -21,6 +21,12 @@ def write(path, text):
     path.write_text(text, encoding="utf-8")
 
 
+def check(dataset, year, name, sent1, sent2, gold):
+    assert (dataset.year, dataset.name) == (year, name)
+    assert (dataset.sent1, dataset.sent2) == (sent1, sent2)
+    np.testing.assert_allclose(dataset.gold, gold)
+
+
 def make_sts_tests(root, skip=()):
     """Every expected test set with two pairs each: gold 1.0 and 2.5, the sentences named."""
     for year, datasets in STS_TEST_SETS.items():
@@ -138,8 +144,8 @@ def test_sts2017(tmp_path):
     write(folder / "STS.input.track5.en-en.txt", "A dog runs.\tA dog is running.\nx\ty\n")
     write(folder / "STS.gs.track5.en-en.txt", "4.800000\n0.200000\n")
     dev = load_sts2017(tmp_path)
-    assert (dev.year, dev.name, len(dev)) == ("2017", "track5.en-en", 2)
-    np.testing.assert_allclose(dev.gold, [4.8, 0.2])
+    check(dev, "2017", "track5.en-en", ["A dog runs.", "x"], ["A dog is running.", "y"], [4.8, 0.2])
+    assert len(dev) == 2
     (tmp_path / "empty").mkdir()
     with pytest.raises(MissingStsFiles) as caught:
         load_sts2017(tmp_path / "empty")
@@ -153,11 +159,14 @@ def test_stsb_extra_columns_and_no_quoting(tmp_path):
         "main-news\theadlines\t2016\t0281\t4\tUS court limits power\tHigh court checks power"
         "\tEurope Media Monitor\tEurope Media Monitor\n",
     )
-    test = load_stsb(tmp_path, "test")
-    assert (test.year, test.name) == ("STS-B", "test")
-    assert test.sent1 == ['A "quoted', "US court limits power"]
-    assert test.sent2 == ["A man.", "High court checks power"]
-    np.testing.assert_array_equal(test.gold, [5.0, 4.0])
+    check(
+        load_stsb(tmp_path, "test"),
+        "STS-B",
+        "test",
+        ['A "quoted', "US court limits power"],
+        ["A man.", "High court checks power"],
+        [5.0, 4.0],
+    )
 
 
 def test_stsb_short_line_and_missing_split(tmp_path):
@@ -177,11 +186,14 @@ def test_sick_columns_by_header(tmp_path):
         SICK_HEADER + "4\tBoys play.\tNo boy plays.\t3.6\tCONTRADICTION\n"
         "24\tA man cooks.\tA person cooks.\t4.7\tENTAILMENT\n",
     )
-    trial = load_sick(tmp_path, "trial")
-    assert (trial.year, trial.name) == ("SICK", "trial")
-    assert trial.sent1 == ["Boys play.", "A man cooks."]
-    assert trial.sent2 == ["No boy plays.", "A person cooks."]
-    np.testing.assert_allclose(trial.gold, [3.6, 4.7])
+    check(
+        load_sick(tmp_path, "trial"),
+        "SICK",
+        "trial",
+        ["Boys play.", "A man cooks."],
+        ["No boy plays.", "A person cooks."],
+        [3.6, 4.7],
+    )
 
 
 def test_sick_test_annotated_name_and_reordered_columns(tmp_path):
@@ -189,9 +201,7 @@ def test_sick_test_annotated_name_and_reordered_columns(tmp_path):
         tmp_path / "SICK" / "SICK_test_annotated.txt",
         "relatedness_score\tsentence_B\tpair_ID\tsentence_A\n2.0\tB\t1\tA\n",
     )
-    test = load_sick(tmp_path, "test")
-    assert test.sent1 == ["A"] and test.sent2 == ["B"]
-    np.testing.assert_array_equal(test.gold, [2.0])
+    check(load_sick(tmp_path, "test"), "SICK", "test", ["A"], ["B"], [2.0])
 
 
 def test_sick_bad_header_and_missing(tmp_path):
