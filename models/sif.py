@@ -63,6 +63,8 @@ class CommonComponentRemoval:
         return lambda sentences: self.transform(embed(sentences))
 
     def save(self, path: str | Path) -> None:
+        if self.components is None:
+            raise RuntimeError("CommonComponentRemoval is not fitted: nothing to save")
         np.savez(path, components=self.components)
 
     @classmethod
@@ -83,6 +85,8 @@ class SIFEmbedder:
         drop_uncounted: bool = True,
     ):
         total = sum(counts.values())
+        if total <= 0:
+            raise ValueError("word counts are empty: p(w) cannot be estimated")
         frequency = np.array([counts.get(word, 0) for word in words], dtype=np.float64) / total
         weights = a / (a + frequency)
         if drop_uncounted:

@@ -67,6 +67,8 @@ def test_component_removal_keeps_dtype_and_round_trips(tmp_path):
     np.testing.assert_array_equal(loaded.transform(points), removal.transform(points))
     with pytest.raises(RuntimeError, match="not fitted"):
         CommonComponentRemoval().transform(points)
+    with pytest.raises(RuntimeError, match="nothing to save"):
+        CommonComponentRemoval().save(tmp_path / "empty.npz")
     with pytest.raises(ValueError, match="at least 2 reference embeddings"):
         CommonComponentRemoval().fit(np.ones((1, 4)), 2)
 
@@ -108,6 +110,8 @@ def test_unfitted_model_refuses_to_encode_or_save(tmp_path):
         model().save(tmp_path / "x.npz")
     with pytest.raises(ValueError, match="must agree"):
         SIFEmbedder(WORDS[:2], VECTORS, COUNTS)
+    with pytest.raises(ValueError, match="counts are empty"):
+        SIFEmbedder(WORDS, VECTORS, {})
 
 
 @pytest.mark.slow
