@@ -1,0 +1,31 @@
+"""Score a batch of (reference, back-translation) pairs: the per-pair columns of SPEC.md §3."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from corpus.overlap import trigram_overlap
+from corpus.similarity import WordAverager
+from corpus.text import tokenize
+from corpus.tokenbatch import TokenBatch
+
+
+def lower_tokens(texts: Sequence[str]) -> list[list[str]]:
+    """Lowercased Moses tokens of English sentences (Moses has no batch API: one call each)."""
+    return [tokenize(text, "en", lowercase=True) for text in texts]
+
+
+def score_texts(references: Sequence[str], translations: Sequence[str], model: WordAverager) -> dict[str, object]:
+    """Token strings, token counts, trigram overlap and PP similarity of every pair."""
+    reference_tokens, translation_tokens = lower_tokens(references), lower_tokens(translations)
+    batch = TokenBatch.from_token_lists(reference_tokens, translation_tokens)
+    return {
+        "reference_tok": [" ".join(tokens) for tokens in reference_tokens],
+        "translation_tok": [" ".join(tokens) for tokens in translation_tokens],
+        "reference_n_tokens": batch.reference.lengths.astype(np.int32),
+        "translation_n_tokens": batch.translation.lengths.astype(np.int32),
+        "trigram_overlap": trigram_overlap(batch),
+        "pp_sim": model.similarity(batch),
+    }

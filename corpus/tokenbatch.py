@@ -1,0 +1,76 @@
+"""A batch of pairs as integer token ids: the shared input of the vectorized pair scorers.
+
+Both sides of every pair are flattened into one token array and dictionary-encoded once
+(pyarrow's hash kernel), so trigram overlap compares integers and PP similarity looks each
+distinct word of the batch up in the embedding vocabulary once, not once per occurrence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import chain
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of every pair: flat token ids and row offsets (row i = ids[offsets[i]:offsets[i+1]])."""
+
+    ids: np.ndarray  # int64 indices into TokenBatch.vocabulary
+    offsets: np.ndarray  # int64, len = rows + 1
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    @property
+    def rows(self) -> np.ndarray:
+        """Row number of every token."""
+        return np.repeat(np.arange(len(self.offsets) - 1), self.lengths)
+
+
+@dataclass(frozen=True)
+class TokenBatch:
+    reference: Side
+    translation: Side
+    vocabulary: list[str]  # the batch's distinct tokens; ids index into it
+
+    def __len__(self) -> int:
+        return len(self.reference.offsets) - 1
+
+    @classmethod
+    def from_token_lists(cls, reference: Sequence[Sequence[str]], translation: Sequence[Sequence[str]]) -> TokenBatch:
+        """From tokenized sentences (one list of tokens per pair and side)."""
+        if len(reference) != len(translation):
+            raise ValueError(f"{len(reference)} references but {len(translation)} translations")
+        lengths = np.fromiter(map(len, chain(reference, translation)), dtype=np.int64, count=2 * len(reference))
+        flat = pa.array(list(chain.from_iterable(chain(reference, translation))), type=pa.string())
+        return cls._from_flat(flat, lengths)
+
+    @classmethod
+    def from_joined(cls, reference: pa.Array | Sequence[str], translation: pa.Array | Sequence[str]) -> TokenBatch:
+        """From space-joined token strings (the ``*_tok`` columns); an empty string has no token."""
+        joined = pa.concat_arrays([pa.array(reference, pa.string()), pa.array(translation, pa.string())])
+        if len(joined) != 2 * len(reference):
+            raise ValueError("reference and translation differ in length")
+        split = pc.split_pattern(joined, " ")
+        values = pc.list_flatten(split)
+        # "" splits into [""]: drop those empty tokens (Moses tokens are never empty otherwise).
+        empty_rows = pc.equal(pc.utf8_length(joined), 0).to_numpy(zero_copy_only=False)
+        lengths = pc.list_value_length(split).to_numpy().astype(np.int64) - empty_rows
+        values = values.filter(pc.not_equal(values, ""))
+        return cls._from_flat(values, lengths)
+
+    @classmethod
+    def _from_flat(cls, flat: pa.Array, lengths: np.ndarray) -> TokenBatch:
+        encoded = flat.dictionary_encode()
+        ids = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        offsets = np.concatenate([[0], np.cumsum(lengths)])
+        half = len(lengths) // 2
+        reference = Side(ids[: offsets[half]], offsets[: half + 1])
+        translation = Side(ids[offsets[half] :], offsets[half:] - offsets[half])
+        return cls(reference, translation, encoded.dictionary.to_pylist())
