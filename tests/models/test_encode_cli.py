@@ -1,0 +1,69 @@
+"""Encode API and the ``paranmt-encode`` CLI on a small model trained here."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from corpus.wordvec import load_vectors
+from models.cli import main
+from models.encode import load_encoder
+from models.encoders import EncoderConfig
+from models.featurizers import words
+from models.trainer import TrainConfig, train_encoder
+
+FIRST = ["A man plays the guitar.", "Two dogs run in a field.", "The market fell sharply today.", "a woman is cooking"]
+SECOND = ["Someone is playing a guitar.", "Dogs are running on the grass.", "Stocks dropped a lot today.", "a man is slicing onions"]
+
+
+@pytest.fixture(scope="module")
+def word_avg(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("word_avg")
+    train_encoder((FIRST * 5, SECOND * 5), directory, EncoderConfig(model="word_avg", embed_dim=12), TrainConfig(epochs=2, batch_size=4, megabatch=2))
+    return directory
+
+
+def test_embed_and_score_commands_match_the_api(word_avg, tmp_path):
+    encoder = load_encoder(word_avg, "cpu")
+    sentences = tmp_path / "sentences.txt"
+    sentences.write_text("\n".join(FIRST + ["", "tab\tinside"]) + "\n", encoding="utf-8")
+    assert main(["embed", "--model", str(word_avg), "--input", str(sentences), "--output", str(tmp_path / "emb.npy"), "--device", "cpu"]) == 0
+    embedded = np.load(tmp_path / "emb.npy")
+    assert embedded.shape == (6, 12) and embedded.dtype == np.float32
+    np.testing.assert_allclose(embedded, encoder.encode([*FIRST, "", "tab\tinside"]), rtol=1e-6)
+
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("".join(f"{a}\t{b}\n" for a, b in zip(FIRST, SECOND, strict=True)), encoding="utf-8")
+    main(["score", "--model", str(word_avg), "--input", str(pairs), "--output", str(tmp_path / "scores.txt"), "--batch-size", "3"])
+    scores = np.loadtxt(tmp_path / "scores.txt")
+    expected = encoder.score(FIRST, SECOND)
+    np.testing.assert_allclose(scores, expected, atol=2e-6)
+    a, b = encoder.encode(FIRST), encoder.encode(SECOND)
+    np.testing.assert_allclose(expected, (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1), rtol=1e-5)
+
+
+def test_exported_word_vectors_reproduce_the_word_avg_embedding(word_avg, tmp_path):
+    """The contract PP similarity relies on: the mean of the exported vectors of a sentence's
+    lowercased Moses tokens is the model's embedding."""
+    main(["vectors", "--model", str(word_avg), "--output", str(tmp_path / "vectors.txt")])
+    vocabulary, vectors = load_vectors(tmp_path / "vectors.txt")
+    assert "<pad>" not in vocabulary and "guitar" in vocabulary
+    index = {word: i for i, word in enumerate(vocabulary)}
+    sentence = "Two dogs run in the field."
+    mean = vectors[[index[w] for w in words(sentence)]].mean(axis=0)
+    np.testing.assert_allclose(load_encoder(word_avg, "cpu").encode([sentence])[0], mean, rtol=1e-5, atol=1e-6)
+
+
+def test_vectors_need_a_word_avg_model_and_load_needs_a_model(tmp_path):
+    directory = tmp_path / "trigram"
+    train_encoder((FIRST, SECOND), directory, EncoderConfig(model="trigram_avg", embed_dim=4), TrainConfig(epochs=1))
+    with pytest.raises(ValueError, match="word_avg"):
+        load_encoder(directory, "cpu").word_vectors()
+    with pytest.raises(FileNotFoundError, match="config.json"):
+        load_encoder(tmp_path, "cpu")
+
+
+def test_console_script_is_wired():
+    done = subprocess.run([sys.executable, "-m", "models.cli", "score", "--help"], capture_output=True, text=True, check=True)
+    assert "--model" in done.stdout and "--input" in done.stdout

@@ -1,0 +1,127 @@
+"""Every registered encoder: output shape, gradient flow, padding independence, and the
+architecture details that are easy to get wrong (BiLSTM averaging, CSE windows, identity-RNN)."""
+
+import numpy as np
+import pytest
+import torch
+
+from models.encoders import MODELS, EncoderConfig, build_encoder, resolve_embed_dim, token_initialization
+from models.featurizers import PAD, Ragged
+
+EMBED, DIM = 6, 8
+SIZES = {"tokens": 20, "trigrams": 30}
+CONFIG = dict(dim=DIM, embed_dim=EMBED, cnn_maps=3, dan_layers=2)
+EXPECTED_DIM = {
+    "word_avg": EMBED, "trigram_avg": EMBED, "lstm_avg": DIM, "bilstm_avg": DIM, "trigram_word": 2 * EMBED,
+    "trigram_word_lstm": 2 * EMBED + DIM, "cse": 9, "proj": DIM, "dan": DIM, "rnn": DIM, "irnn": EMBED,
+    "lstm_gate": DIM, "lstm_nogate": DIM,
+}
+
+
+def make(model: str, **overrides) -> torch.nn.Module:
+    values = {**CONFIG, **overrides}
+    if model == "irnn":
+        values["dim"] = values["embed_dim"]
+    torch.manual_seed(0)
+    return build_encoder(EncoderConfig(model=model, **values), SIZES)
+
+
+def inputs(rows: list[list[int]]) -> dict[str, Ragged]:
+    trigram_rows = [[(7 * i) % 28 + 2 for i in row] + [3] for row in rows]
+    return {"tokens": Ragged.from_rows(rows), "trigrams": Ragged.from_rows(trigram_rows)}
+
+
+BATCH = [[2, 3, 4, 5, 6], [7], [8, 9], [10, 11, 12, 13, 14, 15, 16]]
+
+
+def test_registry_covers_the_paper_models():
+    assert set(EXPECTED_DIM) == set(MODELS)
+
+
+@pytest.mark.parametrize("model", sorted(MODELS))
+def test_forward_shape_and_every_parameter_gets_a_gradient(model):
+    encoder = make(model)
+    out = encoder(inputs(BATCH))
+    assert out.shape == (len(BATCH), EXPECTED_DIM[model]) == (len(BATCH), encoder.out_dim)
+    assert torch.isfinite(out).all()
+    # A cosine loss between sentences, like training: every weight must receive a gradient.
+    torch.nn.functional.cosine_similarity(out[:2], out[2:]).sum().backward()
+    for name, parameter in encoder.named_parameters():
+        assert parameter.grad is not None and parameter.grad.abs().sum() > 0, name
+
+
+@pytest.mark.parametrize("model", sorted(MODELS))
+def test_a_sentence_embeds_the_same_alone_and_in_a_padded_batch(model):
+    encoder = make(model).eval()
+    with torch.no_grad():
+        together = encoder(inputs(BATCH))
+        alone = torch.cat([encoder(inputs([row])) for row in BATCH])
+    torch.testing.assert_close(together, alone, rtol=1e-5, atol=1e-6)
+
+
+def test_bilstm_concatenates_the_mean_forward_and_mean_backward_states():
+    encoder = make("bilstm_avg").eval()
+    component = encoder.components[0]
+    row = BATCH[0]
+    with torch.no_grad():
+        got = encoder(inputs([row]))[0]
+        states, _ = component.lstm(component.embedding(torch.tensor([row])))
+    half = DIM // 2
+    forward, backward = states[0, :, :half], states[0, :, half:]
+    torch.testing.assert_close(got, torch.cat([forward.mean(0), backward.mean(0)]))
+
+
+def test_cse_sums_linear_filters_over_valid_windows_only():
+    encoder = make("cse").eval()
+    component = encoder.components[0]
+    row = [2, 3]  # shorter than the width-3 filter: that filter sees no window
+    with torch.no_grad():
+        got = encoder(inputs([row]))[0]
+        x = component.embedding(torch.tensor(row))
+        expected = []
+        for conv in component.convs:
+            width = conv.kernel_size[0]
+            windows = [x[j : j + width].T.reshape(-1) for j in range(len(row) - width + 1)]
+            weight = conv.weight.reshape(conv.out_channels, -1)
+            expected.append(sum((weight @ w + conv.bias for w in windows), torch.zeros(conv.out_channels)))
+    torch.testing.assert_close(got, torch.cat(expected))
+    assert got[6:].abs().sum() == 0
+
+
+def test_identity_rnn_starts_as_the_word_average():
+    irnn, avg = make("irnn").eval(), make("word_avg").eval()
+    avg.components[0].bag.weight.data.copy_(irnn.components[0].embedding.weight.data)
+    with torch.no_grad():
+        torch.testing.assert_close(irnn(inputs(BATCH)), avg(inputs(BATCH)))
+
+
+def test_lstm_without_output_gate_has_fewer_weights():
+    gate, nogate = make("lstm_gate"), make("lstm_nogate")
+    count = lambda m: sum(p.numel() for p in m.parameters())  # noqa: E731
+    assert count(gate) - count(nogate) == EMBED * DIM + DIM + DIM * DIM + DIM  # input, bias, recurrent, peephole
+
+
+def test_mixed_addition_needs_equal_sizes_and_sums_outputs():
+    added = make("trigram_word", combine="add")
+    assert added.out_dim == EMBED
+    with torch.no_grad():
+        parts = [c(inputs(BATCH)[c.feature]) for c in added.components]
+        torch.testing.assert_close(added(inputs(BATCH)), parts[0] + parts[1])
+    with pytest.raises(ValueError, match="equal output sizes"):
+        make("trigram_word_lstm", combine="add")  # LSTM dim 8 vs embeddings 6
+
+
+def test_pretrained_rows_initialise_token_tables_and_unknown_model_is_rejected():
+    symbols = ["<pad>", "<unk>", "cat", "dog", "emu"]
+    vectors = np.arange(6, dtype=np.float32).reshape(2, 3)
+    matrix, found = token_initialization(symbols, ["dog", "cat"], vectors, seed=0)
+    assert found == 2 and matrix[PAD].tolist() == [0, 0, 0]
+    assert matrix[2].tolist() == [3, 4, 5] and matrix[3].tolist() == [0, 1, 2]
+    config = resolve_embed_dim(EncoderConfig(model="word_avg"), vector_dim=3)
+    assert config.embed_dim == 3
+    encoder = build_encoder(config, {"tokens": 5}, matrix)
+    assert encoder.components[0].bag.weight.detach().numpy().tolist() == matrix.tolist()
+    with pytest.raises(ValueError, match="differs"):
+        resolve_embed_dim(EncoderConfig(embed_dim=4), vector_dim=3)
+    with pytest.raises(ValueError, match="unknown model"):
+        build_encoder(EncoderConfig(model="gru_max", embed_dim=3), {"tokens": 5})

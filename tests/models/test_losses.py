@@ -1,0 +1,121 @@
+"""Margin loss, negative selection (MAX / MIX / RAND, mega-batch pools) and regularization."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from models.encoders import EncoderConfig, build_encoder
+from models.losses import (
+    choose_negatives,
+    hardest_negatives,
+    initial_anchors,
+    margin_loss,
+    random_negatives,
+    regularization,
+)
+
+
+def unit(degrees: float) -> list[float]:
+    return [math.cos(math.radians(degrees)), math.sin(math.radians(degrees))]
+
+
+def pool(side1_degrees, side2_degrees) -> torch.Tensor:
+    """Pool layout used by the trainer: side 1 of every pair, then side 2."""
+    return torch.tensor([unit(d) for d in [*side1_degrees, *side2_degrees]])
+
+
+def test_margin_loss_on_a_hand_computed_example():
+    g1 = torch.tensor([[1.0, 0.0], [0.0, 2.0]])
+    g2 = torch.tensor([[0.6, 0.8], [0.0, 1.0]])  # cos(g1, g2) = 0.6 and 1.0
+    t1 = torch.tensor([[0.0, 1.0], [0.0, -1.0]])  # cos(g1, t1) = 0 and -1
+    t2 = torch.tensor([[3.0, 0.0], [0.0, 5.0]])  # cos(g2, t2) = 0.6 and 1.0
+    # pair 1: max(0, .4 - .6 + 0) + max(0, .4 - .6 + .6) = 0 + .4
+    # pair 2: max(0, .4 - 1 - 1) + max(0, .4 - 1 + 1) = 0 + .4
+    assert margin_loss(g1, g2, t1, t2, margin=0.4).item() == pytest.approx(0.4)
+    assert margin_loss(g1, g2, t1, t2, margin=0.0).item() == pytest.approx(0.0)
+
+
+def test_hardest_negative_skips_itself_and_its_partner_within_one_batch():
+    # Pair 0 at 0°/1°, pair 1 at 90°/91°, pair 2 at 30°/31°: the partner is always nearest.
+    negatives = hardest_negatives(pool([0, 90, 30], [1, 91, 31]))
+    # Rows: 0:0° 1:90° 2:30° | 3:1° 4:91° 5:31°. 0° → 30° (row 2), 90° → 31° (row 5), ...
+    assert negatives.tolist() == [2, 5, 3, 2, 5, 3]
+
+
+def test_megabatch_pool_finds_the_negative_in_another_minibatch():
+    # Mini-batch A holds pairs at 0° and 90°, mini-batch B pairs at 10° and 100°.
+    side1, side2 = [0, 90, 10, 100], [2, 92, 12, 102]
+    alone = hardest_negatives(pool(side1[:2], side2[:2]))  # M = 1: pool is batch A only
+    assert alone.tolist() == [1, 2, 1, 2]  # rows 0:0° 1:90° 2:2° 3:92°: only pair 1 is available
+    pooled = hardest_negatives(pool(side1, side2))  # M = 2: both batches
+    # Rows 0:0° 1:90° 2:10° 3:100° | 4:2° 5:92° 6:12° 7:102°; batch A = rows 0, 1, 4, 5.
+    assert pooled.tolist() == [2, 3, 4, 5, 2, 3, 4, 5]
+    batch_a = {0, 1, 4, 5}
+    assert all((row in batch_a) != (negative in batch_a) for row, negative in enumerate(pooled))
+
+
+def test_negatives_are_the_brute_force_argmax_and_never_self_or_partner():
+    rng = np.random.default_rng(3)
+    pairs = 300
+    side1 = rng.normal(size=(pairs, 16))
+    side2 = side1 + 0.01 * rng.normal(size=(pairs, 16))  # partners nearly identical
+    embeddings = torch.tensor(np.concatenate([side1, side2]), dtype=torch.float32)
+    got = hardest_negatives(embeddings)
+    unit_rows = embeddings / embeddings.norm(dim=1, keepdim=True)
+    similarity = (unit_rows @ unit_rows.T).numpy()
+    rows = np.arange(2 * pairs)
+    similarity[rows, rows] = -np.inf
+    similarity[rows, (rows + pairs) % (2 * pairs)] = -np.inf
+    assert got.tolist() == similarity.argmax(axis=1).tolist()
+
+
+@pytest.mark.parametrize("mode", ["rand", "mix"])
+def test_random_and_mixed_negatives_are_valid_and_cover_the_pool(mode):
+    pairs = 5
+    embeddings = torch.randn(2 * pairs, 4, generator=torch.Generator().manual_seed(0))
+    rng = np.random.default_rng(0)
+    draws = np.stack([choose_negatives(embeddings, mode, rng) for _ in range(400)])
+    rows = np.arange(2 * pairs)
+    assert not (draws == rows).any() and not (draws == (rows + pairs) % (2 * pairs)).any()
+    for row in rows:  # every other sentence is drawn at some point
+        assert set(draws[:, row]) == set(rows) - {row, (row + pairs) % (2 * pairs)}
+    hardest = hardest_negatives(embeddings)
+    share = (draws == hardest).mean()
+    assert (0.45 < share < 0.65) if mode == "mix" else share < 0.3  # MIX: MAX half the time
+
+
+def test_random_negatives_are_uniform_over_valid_indices():
+    counts = np.bincount(np.stack([random_negatives(3, np.random.default_rng(s)) for s in range(3000)])[:, 0], minlength=6)
+    assert counts[0] == counts[3] == 0
+    assert counts[[1, 2, 4, 5]].min() > 650  # 750 expected each
+
+
+def test_pool_of_one_pair_is_rejected():
+    with pytest.raises(ValueError, match="at least 2"):
+        hardest_negatives(torch.randn(2, 3))
+    with pytest.raises(ValueError, match="negative mode"):
+        choose_negatives(torch.randn(4, 3), "hard", np.random.default_rng(0))
+
+
+def test_regularization_pulls_words_to_their_initial_values_and_weights_to_zero():
+    torch.manual_seed(0)
+    encoder = build_encoder(EncoderConfig(model="proj", dim=3, embed_dim=2), {"tokens": 4})
+    anchors = initial_anchors(encoder, lambda_c=0.5, lambda_w=2.0)
+    weights = encoder.components[0].layers[0]
+    expected_c = 0.5 * (weights.weight.pow(2).sum() + weights.bias.pow(2).sum())
+    torch.testing.assert_close(regularization(encoder, anchors, 0.5, 2.0), expected_c)  # words at init
+    with torch.no_grad():
+        encoder.components[0].bag.weight[2] += 1.0
+    torch.testing.assert_close(regularization(encoder, anchors, 0.5, 2.0), expected_c + 2.0 * 2)
+    assert regularization(encoder, anchors, 0.0, 0.0) == 0.0
+
+
+def test_identity_rnn_weights_are_regularized_to_identity():
+    encoder = build_encoder(EncoderConfig(model="irnn", dim=3, embed_dim=3), {"tokens": 4})
+    anchors = initial_anchors(encoder, lambda_c=1.0, lambda_w=0.0)
+    assert regularization(encoder, anchors, 1.0, 0.0).item() == 0.0  # identity init is the anchor
+    with torch.no_grad():
+        encoder.components[0].hidden.weight.zero_()
+    assert regularization(encoder, anchors, 1.0, 0.0).item() == pytest.approx(3.0)

@@ -1,0 +1,184 @@
+"""Trainer on a synthetic paraphrase task made here: learning, reproducibility, resume,
+best-checkpoint selection, pretrained vectors, and the saved model's round trip."""
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import torch
+from scipy.stats import pearsonr
+
+from models.encode import load_encoder
+from models.encoders import EncoderConfig
+from models.trainer import CHECKPOINT, TrainConfig, Trainer, plan_epoch, read_pairs, train_encoder
+
+CONTENT = [f"c{i}" for i in range(150)]
+FILLER = [f"f{i}" for i in range(12)]
+
+
+def sentence(content, rng) -> str:
+    """Content words plus 4 random filler words, in random order."""
+    return " ".join(rng.permutation(list(content) + list(rng.choice(FILLER, 4, replace=False))))
+
+
+def paraphrases(n: int, seed: int = 0) -> tuple[list[str], list[str]]:
+    """Pairs that share their 3 content words and differ in filler and order."""
+    rng = np.random.default_rng(seed)
+    first, second = [], []
+    for _ in range(n):
+        content = rng.choice(CONTENT, 3, replace=False)
+        first.append(sentence(content, rng))
+        second.append(sentence(content, rng))
+    return first, second
+
+
+def dev_set(n: int = 300, seed: int = 1):
+    """Pairs sharing k = 0..3 content words; gold similarity k."""
+    rng = np.random.default_rng(seed)
+    first, second, gold = [], [], []
+    for _ in range(n):
+        content, k = rng.choice(CONTENT, 6, replace=False), int(rng.integers(0, 4))
+        first.append(sentence(content[:3], rng))
+        second.append(sentence([*content[:k], *content[3 : 6 - k]], rng))
+        gold.append(k)
+    return first, second, np.array(gold, dtype=float)
+
+
+DEV = dev_set()
+
+
+def dev_pearson(embed) -> float:
+    a, b = embed(DEV[0]), embed(DEV[1])
+    cosine = (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+    return 100 * float(pearsonr(cosine, DEV[2]).statistic)
+
+
+def small(model="word_avg", **extra) -> EncoderConfig:
+    return EncoderConfig(model=model, dim=8, embed_dim=8, **extra)
+
+
+def weights(directory, name=CHECKPOINT) -> dict:
+    state = torch.load(directory / name, weights_only=False)
+    return state["encoder"] if name == CHECKPOINT else state
+
+
+def test_training_lowers_the_loss_and_raises_dev_correlation(tmp_path):
+    config = TrainConfig(epochs=3, batch_size=25, megabatch=4, lr=0.01)
+    trainer = Trainer(paraphrases(500), tmp_path, EncoderConfig(model="word_avg", dim=16, embed_dim=16), config)
+    before = dev_pearson(trainer.sentence_encoder().encode)
+    result = trainer.run(dev=dev_pearson)
+    assert result.steps == 3 * 20 and len(result.losses) == 60
+    assert np.mean(result.losses[-10:]) < 0.85 * np.mean(result.losses[:10])
+    assert [step for step, _ in result.dev_scores] == [20, 40, 60]  # once per epoch by default
+    assert result.best_score > before + 10  # random init gives ~57 on this task, training ~76
+    assert dev_pearson(load_encoder(tmp_path, "cpu").encode) == pytest.approx(result.best_score, abs=1e-6)
+
+
+def run_tiny_lstm(directory, **overrides):
+    """A recurrent run that exercises every random draw: order, scrambling, MIX, dropout."""
+    config = TrainConfig(epochs=2, batch_size=10, megabatch=3, negatives="mix", scramble=0.5, checkpoint_every=1, **overrides)
+    return Trainer(paraphrases(80), directory, small("lstm_avg", dropout=0.2), config).run()
+
+
+def test_same_seed_same_losses_and_weights(tmp_path):
+    first, second = run_tiny_lstm(tmp_path / "a"), run_tiny_lstm(tmp_path / "b")
+    assert first.losses == second.losses and len(first.losses) == 16
+    for key, value in weights(tmp_path / "a").items():
+        assert torch.equal(value, weights(tmp_path / "b")[key]), key
+    other = run_tiny_lstm(tmp_path / "c", seed=2)
+    assert other.losses != first.losses
+
+
+class Crash(RuntimeError):
+    pass
+
+
+def test_resume_after_interruption_gives_the_uninterrupted_weights(tmp_path):
+    reference = run_tiny_lstm(tmp_path / "whole")
+
+    def crash_at_step_7(step, loss):  # mid-pool: pools hold 3 updates, the last checkpoint is step 6
+        if step == 7:
+            raise Crash
+
+    config = TrainConfig(epochs=2, batch_size=10, megabatch=3, negatives="mix", scramble=0.5, checkpoint_every=1)
+    with pytest.raises(Crash):
+        Trainer(paraphrases(80), tmp_path / "cut", small("lstm_avg", dropout=0.2), config).run(on_step=crash_at_step_7)
+    resumed = run_tiny_lstm(tmp_path / "cut")
+    assert resumed.resumed_from == 6 and resumed.steps == reference.steps == 16
+    assert resumed.losses == reference.losses[6:]
+    for key, value in weights(tmp_path / "whole").items():
+        assert torch.equal(value, weights(tmp_path / "cut")[key]), key
+
+
+def test_max_steps_stops_and_a_rerun_continues(tmp_path):
+    stopped = run_tiny_lstm(tmp_path, max_steps=5)
+    assert stopped.steps == 5 and len(stopped.losses) == 5
+    finished = run_tiny_lstm(tmp_path)
+    assert finished.resumed_from == 5 and finished.steps == 16 and len(finished.losses) == 11
+
+
+def test_the_best_dev_checkpoint_is_kept(tmp_path):
+    probes = []
+    scores = iter([5.0, 9.0, 1.0])
+
+    def dev(embed):
+        probes.append(embed(["c1 c2 f3"]))
+        return next(scores)
+
+    result = train_encoder(paraphrases(60), tmp_path, small(), TrainConfig(epochs=3, batch_size=10, megabatch=2), dev=dev)
+    assert result.best_score == 9.0 and [s for _, s in result.dev_scores] == [5.0, 9.0, 1.0]
+    saved = load_encoder(tmp_path, "cpu").encode(["c1 c2 f3"])
+    np.testing.assert_array_equal(saved, probes[1])
+    assert not np.array_equal(saved, probes[2])
+
+
+def test_saved_model_embeds_exactly_like_the_trained_one(tmp_path):
+    for model, tokens in (("trigram_word", "words"), ("bilstm_avg", "pieces")):
+        directory = tmp_path / model
+        trainer = Trainer(paraphrases(60), directory, small(model, tokens=tokens, spm_vocab_size=120), TrainConfig(epochs=1, batch_size=20))
+        trainer.run()
+        probe = DEV[0][:20] + ["", "unseen words everywhere"]
+        loaded = load_encoder(directory, "cpu")
+        np.testing.assert_array_equal(loaded.encode(probe, batch_size=7), trainer.sentence_encoder().encode(probe, batch_size=7))
+        # Batch composition only changes float rounding.
+        np.testing.assert_allclose(loaded.encode(probe, batch_size=3), loaded.encode(probe), rtol=1e-5, atol=1e-6)
+        assert loaded.score(["c1 c2"], ["c1 c2"])[0] == pytest.approx(1.0)
+
+
+def test_pretrained_vectors_initialise_words_and_join_the_vocabulary(tmp_path):
+    vectors = tmp_path / "vectors.txt"
+    vectors.write_text("3 8\n" + "".join(f"{w} " + " ".join(str(i + j) for j in range(8)) + "\n" for i, w in enumerate(["c1", "f2", "zebra"])))
+    trainer = Trainer(paraphrases(40), tmp_path / "model", EncoderConfig(model="word_avg", dim=300), TrainConfig(lambda_w=0.1), word_vectors=vectors)
+    assert trainer.encoder_config.embed_dim == 8
+    symbols = trainer.featurizers["tokens"].vocabulary.symbols
+    table = trainer.encoder.components[0].bag.weight.detach().numpy()
+    assert symbols[-1] == "zebra"  # only in the vectors, appended after the training words
+    assert table[symbols.index("f2")].tolist() == list(range(1, 9))
+    assert table[-1].tolist() == list(range(2, 10))
+
+
+def test_read_pairs_from_parquet_and_tsv(tmp_path):
+    table = pa.table({"reference": ["a b", "c d", "e"], "translation": ["b a", "d c", "f"], "score": [1.0, 2.0, 3.0]})
+    (tmp_path / "pairs").mkdir()
+    pq.write_table(table.slice(0, 2), tmp_path / "pairs" / "part-00000.parquet")
+    pq.write_table(table.slice(2), tmp_path / "pairs" / "part-00001.parquet")
+    assert read_pairs(tmp_path / "pairs") == (["a b", "c d", "e"], ["b a", "d c", "f"])
+    assert read_pairs(tmp_path / "pairs", ("translation", "reference"))[0] == ["b a", "d c", "f"]
+    (tmp_path / "pairs.tsv").write_text("one\ttwo\t0.9\nthree\tfour\n")
+    assert read_pairs(tmp_path / "pairs.tsv") == (["one", "three"], ["two", "four"])
+    (tmp_path / "bad.tsv").write_text("one\ttwo\nno tab here\n")
+    with pytest.raises(ValueError, match="bad.tsv:2"):
+        read_pairs(tmp_path / "bad.tsv")
+
+
+def test_epoch_plan_covers_every_pair_once_and_never_leaves_a_lone_pair():
+    batches = plan_epoch(201, 100, seed=1, epoch=0)
+    assert [len(b) for b in batches] == [100, 101]
+    assert sorted(np.concatenate(batches).tolist()) == list(range(201))
+    assert not np.array_equal(np.concatenate(batches), np.concatenate(plan_epoch(201, 100, seed=1, epoch=1)))
+
+
+def test_a_different_model_in_the_same_directory_is_refused(tmp_path):
+    train_encoder(paraphrases(20), tmp_path, small(), TrainConfig(epochs=1, batch_size=10))
+    with pytest.raises(ValueError, match="different model"):
+        Trainer(paraphrases(20), tmp_path, small("trigram_avg"), TrainConfig(epochs=1))
