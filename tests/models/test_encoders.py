@@ -5,7 +5,13 @@ import numpy as np
 import pytest
 import torch
 
-from models.encoders import MODELS, EncoderConfig, build_encoder, resolve_embed_dim, token_initialization
+from models.encoders import (
+    MODELS,
+    EncoderConfig,
+    build_encoder,
+    resolve_embed_dim,
+    token_initialization,
+)
 from models.featurizers import PAD, Ragged
 
 EMBED, DIM = 6, 8
