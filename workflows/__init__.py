@@ -4,3 +4,12 @@ from workflows.build import BuildParaNMT
 from workflows.ingest import IngestBitext
 
 __all__ = ["BuildParaNMT", "IngestBitext"]
+
+from workflows.encoders import EvaluateSTS, TrainEncoder  # noqa: E402
+
+__all__ += ["EvaluateSTS", "TrainEncoder"]
+
+from workflows.backtranslate import BackTranslate  # noqa: E402
+from workflows.nmt import ConvertTranslator, EvaluateTranslator, TrainSentencePiece, TrainTranslator  # noqa: E402
+
+__all__ += ["BackTranslate", "ConvertTranslator", "EvaluateTranslator", "TrainSentencePiece", "TrainTranslator"]

@@ -1,0 +1,168 @@
+"""TrainEncoder (sentence pairs → a trained encoder) and EvaluateSTS (encoder → STS report).
+
+``luigi --module workflows EvaluateSTS --train-data pairs.tsv --model bilstm-avg --local-scheduler``
+trains the encoder if needed, then evaluates it. The training data is a Parquet pairs/corpus
+dataset directory or a TSV of sentence pairs; a stage that produces it (e.g. a training-set
+selection) plugs in by overriding :meth:`TrainEncoder.requires` and
+:meth:`TrainEncoder.training_data`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import warnings
+from pathlib import Path
+
+import luigi
+from luigi.util import inherits
+
+from models.encoders import MODELS
+from workflows.base import StageTask
+
+log = logging.getLogger("luigi-interface")
+
+
+class sts(luigi.Config):  # noqa: N801 - the luigi.cfg section name
+    dir = luigi.Parameter(
+        default="../shared/data/sts",
+        description="STS data directory (layout of shared/data/sts: STS2012-test … STS2016-test, "
+        "STS2017, stsbenchmark, SICK), relative to the directory luigi runs in.",
+    )
+
+
+def sts_root() -> Path:
+    return Path(sts().dir)
+
+
+def sts_files() -> list[str]:
+    """Every file under the STS directory (part of the fingerprint of what reads it)."""
+    root = sts_root()
+    return sorted(str(p) for p in root.rglob("*") if p.is_file()) if root.is_dir() else []
+
+
+class TrainEncoder(StageTask):
+    """Train a paraphrastic sentence encoder (ParaNMT section 4; paper defaults).
+
+    The output directory is a model directory (config.json, features/, model.pt, training.json)
+    for ``models.encode.load_encoder`` and ``paranmt-encode``. The STS 2017 track-5 set (from
+    [sts] dir) picks the best checkpoint; without it training still runs, with a warning, and
+    keeps the last weights. An interrupted run resumes from its checkpoint.
+    """
+
+    stage = "encoders"
+    keeps_partial_output = True  # the partial directory holds the resumable checkpoint
+
+    train_data = luigi.Parameter(default="", description="Parquet pairs/corpus dataset directory, or a TSV file of sentence pairs.")
+    columns = luigi.Parameter(default="reference,translation", description="The two Parquet columns that form a pair.")
+    model = luigi.ChoiceParameter(choices=sorted(MODELS), default="word_avg", description="Encoder architecture.")
+    dim = luigi.IntParameter(default=300, description="Output size of LSTM/BiLSTM (both directions)/projection/DAN/RNN models.")
+    embed_dim = luigi.IntParameter(default=0, description="Embedding size; 0: the word vectors' size, else 300.")
+    tokens = luigi.ChoiceParameter(choices=["words", "pieces"], default="words", description="Token features: Moses words or sentencepiece pieces.")
+    combine = luigi.ChoiceParameter(choices=["concat", "add"], default="concat", description="Mixed models: concatenate or add the outputs.")
+    min_count = luigi.IntParameter(default=1, description="Words seen fewer times in training become UNK.")
+    max_vocab = luigi.IntParameter(default=0, description="Most frequent training words kept (0: all).")
+    spm_vocab_size = luigi.IntParameter(default=50_000, description="Sentencepiece pieces (upper bound).")
+    dropout = luigi.FloatParameter(default=0.0, description="Dropout on token embeddings (averaging models: on the mean).")
+    batch_size = luigi.IntParameter(default=100, description="Pairs per update.")
+    margin = luigi.FloatParameter(default=0.4, description="Margin δ of the hinge loss.")
+    lr = luigi.FloatParameter(default=0.001, description="Adam learning rate.")
+    epochs = luigi.IntParameter(default=5, description="Passes over the training pairs.")
+    megabatch = luigi.IntParameter(default=40, description="Mini-batches pooled to choose negatives (M; 1: in-batch).")
+    negatives = luigi.ChoiceParameter(choices=["max", "mix", "rand"], default="max", description="Negative selection.")
+    scramble = luigi.FloatParameter(default=0.3, description="Probability a pair's word order is shuffled (recurrent models).")
+    lambda_c = luigi.FloatParameter(default=0.0, description="L2 weight on compositional parameters.")
+    lambda_w = luigi.FloatParameter(default=0.0, description="L2 weight pulling word embeddings to their initial values.")
+    word_vectors = luigi.Parameter(default="", description="word2vec/GloVe text file to initialise word embeddings (empty: random).")
+    seed = luigi.IntParameter(default=1, description="Random seed (data order, initialisation, negatives).")
+    max_steps = luigi.IntParameter(default=0, description="Stop after this many updates (0: all epochs).")
+    eval_every = luigi.IntParameter(default=0, description="Dev evaluation every N updates (0: each epoch end).")
+    checkpoint_every = luigi.IntParameter(default=1000, significant=False, description="Updates between resumable checkpoints.")
+    device = luigi.Parameter(default="auto", significant=False, description="auto (cuda when available), cpu, cuda, cuda:1 …")
+
+    def training_data(self) -> str:
+        """Where the pairs are; a subclass wired to a selection stage returns its output."""
+        if not self.train_data:
+            raise ValueError("TrainEncoder needs --train-data (a Parquet dataset directory or a TSV of pairs)")
+        return self.train_data
+
+    def input_files(self) -> list[str]:
+        data = Path(self.training_data())
+        files = sorted(str(p) for p in data.rglob("*.parquet")) if data.is_dir() else [str(data)]
+        return files + ([self.word_vectors] if self.word_vectors else [])
+
+    def dev_evaluator(self):
+        """``dev(embed) -> Pearson × 100`` on STS 2017 track 5, or None (with a warning) when absent."""
+        from corpus.sts import MissingStsFiles, load_sts2017
+        from models.evaluation import dev_score
+
+        try:
+            dataset = load_sts2017(sts_root())
+        except MissingStsFiles as missing:
+            warnings.warn(f"no STS 2017 development set, keeping the last weights: {missing}", stacklevel=2)
+            return None
+        return lambda embed: dev_score(embed, dataset)
+
+    def build(self, partial_dir: Path) -> dict:
+        from models.encoders import EncoderConfig
+        from models.trainer import CHECKPOINT, TrainConfig, train_encoder
+
+        encoder = EncoderConfig(
+            model=self.model, dim=self.dim, embed_dim=self.embed_dim, tokens=self.tokens, combine=self.combine,
+            dropout=self.dropout, min_count=self.min_count, max_vocab=self.max_vocab, spm_vocab_size=self.spm_vocab_size,
+        )
+        config = TrainConfig(
+            batch_size=self.batch_size, margin=self.margin, lr=self.lr, epochs=self.epochs, megabatch=self.megabatch,
+            negatives=self.negatives, scramble=self.scramble, lambda_c=self.lambda_c, lambda_w=self.lambda_w,
+            seed=self.seed, max_steps=self.max_steps, eval_every=self.eval_every,
+            checkpoint_every=self.checkpoint_every, device=self.device,
+        )
+        dev = self.dev_evaluator()
+        self.progress(f"training {self.model} on {self.training_data()}")
+        result = train_encoder(
+            self.training_data(), partial_dir, encoder, config, dev=dev, word_vectors=self.word_vectors or None,
+            columns=tuple(self.columns.split(",")), progress=self.progress,
+        )
+        (partial_dir / CHECKPOINT).unlink()  # optimizer state: only needed to resume
+        summary = json.loads((partial_dir / "training.json").read_text())
+        return {
+            "model": self.model,
+            "pairs": summary["pairs"],
+            "steps": result.steps,
+            "dev": {"set": "STS2017 track5" if dev else None, "best_pearson": result.best_score, "history": result.dev_scores},
+            "vocabulary": summary["vocabulary"],
+        }
+
+
+@inherits(TrainEncoder)
+class EvaluateSTS(StageTask):
+    """STS 2012–2016 (required), STS 2017, STS-B and SICK (where present) for a trained
+    encoder: per-dataset and per-year Pearson/Spearman × 100, as report.json and report.md."""
+
+    stage = "reports"
+
+    def requires(self):
+        return self.clone(TrainEncoder)
+
+    def input_files(self) -> list[str]:
+        return sts_files()
+
+    def build(self, partial_dir: Path) -> dict:
+        from corpus.sts import MissingStsFiles, load_sick, load_sts2017, load_sts_tests, load_stsb
+        from models.encode import load_encoder
+        from models.evaluation import evaluate, markdown_table
+
+        root = sts_root()
+        datasets = load_sts_tests(root)  # raises MissingStsFiles naming every absent file
+        absent = []
+        for loader, args in ((load_sts2017, ()), (load_stsb, ("test",)), (load_stsb, ("dev",)), (load_sick, ("test",)), (load_sick, ("trial",))):
+            try:
+                datasets.append(loader(root, *args))
+            except MissingStsFiles as missing:
+                absent += [str(path) for path in missing.missing]
+        encoder_dir = self.requires().output_dir
+        self.progress(f"evaluating {encoder_dir} on {len(datasets)} STS datasets")
+        report = evaluate(load_encoder(encoder_dir, None if self.device == "auto" else self.device).encode, datasets, {"model": self.model, "encoder": str(encoder_dir), "absent": absent})
+        (partial_dir / "report.json").write_text(json.dumps(report.to_json(), indent=2) + "\n")
+        (partial_dir / "report.md").write_text(f"{markdown_table({self.model: report})}\n{report.to_markdown()}")
+        return {"datasets": len(report.scores), "absent": absent, "sts_2012_2016_mean": report.to_json()["sts_2012_2016_mean"]}
