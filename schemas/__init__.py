@@ -77,8 +77,13 @@ REJECTS = _schema("rejects", 1, _REJECTS_FIELDS)
 PAIRS = _schema("pairs", 1, _PAIRS_FIELDS)
 SCORED = _schema("scored", 1, [*_PAIRS_FIELDS, *_SCORE_FIELDS])
 CORPUS = _schema("corpus", 1, [*_PAIRS_FIELDS, *_SCORE_FIELDS, *_DECILE_FIELDS])
+# The corpus is hive-partitioned by decile_pp: that column lives in the directory names
+# (decile_pp=<d>/), so each file holds every CORPUS column but it.
+CORPUS_FILE = _schema("corpus", 1, [field for field in CORPUS if field.name != "decile_pp"])
+# A training selection: corpus rows in plain (unpartitioned) files.
+TRAINING = _schema("training", 1, list(CORPUS))
 
-ALL = {"bitext": BITEXT, "rejects": REJECTS, "pairs": PAIRS, "scored": SCORED, "corpus": CORPUS}
+ALL = {"bitext": BITEXT, "rejects": REJECTS, "pairs": PAIRS, "scored": SCORED, "corpus": CORPUS, "training": TRAINING}
 
 
 class SchemaError(ValueError):

@@ -1,0 +1,108 @@
+"""Reading datasets as Arrow record batches inside Beam workers, and ranking keys of a batch."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+from apache_beam.io.filesystems import FileSystems
+
+from corpus.deciles import check_scores
+from corpus.ids import id_hashes
+
+BATCH_ROWS = 16_384
+_PARTITION = re.compile(r"(?:^|/)([A-Za-z_]\w*)=(-?\d+)(?=/)")
+_PART = re.compile(r"part-(\d+)\.parquet$")
+
+Keys = dict[str, tuple[np.ndarray, np.ndarray]]
+
+
+def shard_number(path: str) -> int:
+    """The NNNNN of ``.../part-NNNNN.parquet``: outputs keep their input shard's number."""
+    match = _PART.search(os.path.basename(path))
+    if not match:
+        raise ValueError(f"{path}: not a dataset part (part-NNNNN.parquet)")
+    return int(match.group(1))
+
+
+def partition_values(path: str) -> dict[str, int]:
+    """Hive partition keys in a file's path, e.g. ``{"decile_pp": 9}`` for ``…/decile_pp=9/part-0.parquet``."""
+    return {name: int(value) for name, value in _PARTITION.findall(path.replace(os.sep, "/"))}
+
+
+def iter_tables(path: str, columns: list[str] | None = None, batch_rows: int = BATCH_ROWS) -> Iterator[pa.Table]:
+    """A Parquet file as tables of at most ``batch_rows`` rows; hive partition keys from the
+    path are added as int8 columns when asked for in ``columns``."""
+    partitions = partition_values(path)
+    stored = None if columns is None else [c for c in columns if c not in partitions]
+    with FileSystems.open(path) as handle:
+        for batch in pq.ParquetFile(handle).iter_batches(batch_size=batch_rows, columns=stored):
+            table = pa.Table.from_batches([batch])
+            for name, value in partitions.items():
+                if columns is not None and name in columns:
+                    table = table.append_column(name, pa.array(np.full(table.num_rows, value, dtype=np.int8)))
+            yield table
+
+
+def file_rows(paths: list[str] | tuple[str, ...]) -> int:
+    """Rows in Parquet files, from their footers alone."""
+    total = 0
+    for path in paths:
+        with FileSystems.open(path) as handle:
+            total += pq.ParquetFile(handle).metadata.num_rows
+    return total
+
+
+@dataclass(frozen=True)
+class IdKeys:
+    """Ranking keys of a batch: for each name, (score column, 64-bit hash of the id).
+
+    ``score`` None ranks by the hash alone (a seeded random order); a ``salt`` hashes
+    ``salt + id`` instead of the id, so different seeds give independent orders.
+    """
+
+    scores: tuple[tuple[str, str | None], ...]
+    salt: str = ""
+
+    @property
+    def columns(self) -> list[str]:
+        return ["id", *(column for _, column in self.scores if column)]
+
+    def __call__(self, table: pa.Table) -> Keys:
+        ids = table.column("id").to_pylist()
+        hashes = id_hashes(f"{self.salt}{pair_id}" for pair_id in ids) if self.salt else id_hashes(ids)
+        keys = {}
+        for name, column in self.scores:
+            values = np.zeros(len(ids)) if column is None else table.column(column).to_numpy().astype(np.float64)
+            check_scores(values, column or name)
+            keys[name] = (values, hashes)
+        return keys
+
+
+@dataclass(frozen=True)
+class Source:
+    """What a ranking pass reads: files, the keys of their rows, and an optional row filter.
+
+    ``row_filter`` is a picklable callable (table → bool mask) with a ``columns`` attribute.
+    """
+
+    files: tuple[str, ...]
+    keys: IdKeys
+    row_filter: Callable[[pa.Table], np.ndarray] | None = None
+
+    def tables(self, path: str, columns: list[str] | None = None) -> Iterator[pa.Table]:
+        """Filtered batches of one file with ``columns`` (default: what the keys and filter need)."""
+        wanted = list(dict.fromkeys([*(columns or self.keys.columns), *getattr(self.row_filter, "columns", [])]))
+        for table in iter_tables(path, wanted):
+            kept = table if self.row_filter is None else table.filter(pa.array(self.row_filter(table)))
+            if kept.num_rows:
+                yield kept
+
+    def keys_of(self, path: str) -> Iterator[Keys]:
+        for table in self.tables(path):
+            yield self.keys(table)

@@ -1,0 +1,270 @@
+"""Exact cut keys over a sharded dataset (the passes of ``corpus.deciles``) and AssignDeciles' write.
+
+``find_cuts`` runs one Beam pipeline that reads the files twice: pass 1 combines a uniform
+sample and the row count per ranking, the brackets are computed from it inside the pipeline
+(a side input), pass 2 combines, per (ranking, cut), the count below each bracket and the keys
+inside it. Only the small sample and the bracket contents cross the shuffle; no data is
+collected on the driver, which reads the resulting cut keys from a JSON file. A cut that falls
+outside its bracket makes the driver rerun the pipeline with wider brackets.
+
+``build_assign`` is pass 3 for AssignDeciles: each scored shard gets a decile per scorer and is
+written as one file per ``decile_pp`` partition, while per-(scorer, decile) score ranges and
+example pairs are combined for the corpus summary.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+
+import apache_beam as beam
+import numpy as np
+import pyarrow as pa
+from apache_beam.io.filesystems import FileSystems
+
+import schemas
+from corpus import deciles
+from corpus.deciles import Bracket, Key
+from corpus.mix import mix64
+from pipelines.batches import IdKeys, Keys, Source, file_rows, iter_tables, shard_number
+
+log = logging.getLogger(__name__)
+
+DEFAULT_SAMPLE = 1_000_000
+SCORERS = {"trans": "trans_score", "trigram": "trigram_overlap", "pp": "pp_sim"}
+PARTITION = "decile_pp"
+RunPipeline = Callable[[Callable[[beam.Pipeline], object]], None]
+
+
+class _ArraysCombine(beam.CombineFn):
+    """Sums counts and gathers (scores, hashes) parts; arrays are joined once, at the end."""
+
+    def create_accumulator(self):
+        return (0, [], [])
+
+    def add_input(self, accumulator, part):
+        count, scores, hashes = accumulator
+        scores.append(part[1])
+        hashes.append(part[2])
+        return count + part[0], scores, hashes
+
+    def merge_accumulators(self, accumulators):
+        count, scores, hashes = 0, [], []
+        for c, s, h in accumulators:
+            count += c
+            scores += s
+            hashes += h
+        return count, scores, hashes
+
+    def compact(self, accumulator):
+        count, scores, hashes = accumulator
+        return (count, [np.concatenate(scores)], [np.concatenate(hashes)]) if len(scores) > 1 else accumulator
+
+    def extract_output(self, accumulator):
+        count, scores, hashes = self.compact(accumulator)
+        return count, (scores[0] if scores else np.zeros(0)), (hashes[0] if hashes else np.zeros(0, np.uint64))
+
+
+def _sample_parts(keys: Keys, limit: int):
+    for name, (scores, hashes) in keys.items():
+        keep = deciles.in_sample(hashes, limit)
+        yield name, (len(scores), scores[keep], hashes[keep])
+
+
+def _plan(named_sample, ranks: Callable[[int], list[int]], width: float):
+    name, (count, scores, hashes) = named_sample
+    return name, deciles.brackets(scores, hashes, count, ranks(count), width)
+
+
+def _bracket_parts(keys: Keys, plans: dict[str, list[Bracket]]):
+    for name, (scores, hashes) in keys.items():
+        for k, bracket in enumerate(plans.get(name, [])):
+            yield (name, k), deciles.count_bracket(scores, hashes, bracket)
+
+
+def _resolve(keyed, plans: dict[str, list[Bracket]]):
+    (name, k), (below, scores, hashes) = keyed
+    bracket = plans[name][k]
+    cut = deciles.exact_cut(bracket, below, scores, hashes)
+    return name, k, bracket.unbounded, None if cut is None else cut.as_tuple()
+
+
+def _write_json(value, path: str) -> None:
+    with FileSystems.create(path) as handle:
+        handle.write(json.dumps(value, sort_keys=True).encode())
+
+
+def _cut_report(resolved: list, counts: dict[str, int]) -> dict:
+    report = {name: {"count": int(count), "cuts": {}, "unbounded": {}} for name, count in counts.items()}
+    for name, k, unbounded, cut in resolved:
+        report[name]["cuts"][k] = cut
+        report[name]["unbounded"][k] = unbounded
+    return report
+
+
+def build_cut_search(pipeline: beam.Pipeline, source: Source, ranks, n_hint: int, sample_size: int, width: float, result_path: str):
+    """Passes 1 and 2 as one pipeline; writes {name: {count, cuts: {k: [score, hash] | null}}}."""
+    limit = deciles.sample_limit(n_hint, sample_size)
+
+    def read(label: str):
+        return (
+            pipeline
+            | f"{label}Files" >> beam.Create(sorted(source.files))
+            | f"{label}Spread" >> beam.Reshuffle()
+            | f"{label}Keys" >> beam.FlatMap(source.keys_of)
+        )
+
+    samples = read("Sample") | "SampleParts" >> beam.FlatMap(_sample_parts, limit) | "Samples" >> beam.CombinePerKey(_ArraysCombine())
+    plans = samples | "Brackets" >> beam.Map(_plan, ranks, width)
+    counts = samples | "Counts" >> beam.Map(lambda named: (named[0], named[1][0]))
+    resolved = (
+        read("Count")
+        | "BracketParts" >> beam.FlatMap(_bracket_parts, beam.pvalue.AsDict(plans))
+        | "Brackets2" >> beam.CombinePerKey(_ArraysCombine())
+        | "Resolve" >> beam.Map(_resolve, beam.pvalue.AsDict(plans))
+    )
+    return (
+        resolved
+        | "AllCuts" >> beam.combiners.ToList()
+        | "Report" >> beam.Map(_cut_report, beam.pvalue.AsDict(counts))
+        | "WriteCuts" >> beam.Map(_write_json, result_path)
+    )
+
+
+def find_cuts(
+    run_pipeline: RunPipeline,
+    source: Source,
+    ranks: Callable[[int], list[int]],
+    work_dir: str,
+    sample_size: int = DEFAULT_SAMPLE,
+    width: float = deciles.DEFAULT_WIDTH,
+) -> tuple[dict[str, int], dict[str, list[Key]]]:
+    """Row count and exact cut keys of every ranking in ``source.keys`` (names with no row are absent).
+
+    ``ranks(n)`` gives the 0-based ranks to cut at for n rows; the JSON reports of each
+    attempt are left in ``work_dir`` (``_cuts-<attempt>.json``) as a record.
+    """
+    n_hint = file_rows(source.files)
+    for attempt in range(1, 64):
+        path = FileSystems.join(work_dir, f"_cuts-{attempt}.json")
+        run_pipeline(lambda p, path=path, width=width: build_cut_search(p, source, ranks, n_hint, sample_size, width, path))
+        with FileSystems.open(path) as handle:
+            report = json.loads(handle.read())
+        missed = [(name, k) for name, entry in report.items() for k, cut in entry["cuts"].items() if cut is None]
+        if not missed:
+            counts = {name: entry["count"] for name, entry in report.items()}
+            cuts = {
+                name: [Key(*entry["cuts"][str(k)]) for k in range(len(entry["cuts"]))]
+                for name, entry in report.items()
+            }
+            return counts, cuts
+        if any(report[name]["unbounded"][k] for name, k in missed):
+            raise RuntimeError(f"cut {missed} not found even with unbounded brackets: the input changed while it was read")
+        log.warning("cut keys %s fell outside their brackets (attempt %d); retrying with wider ones", missed, attempt)
+        width *= 16
+    raise RuntimeError("cut search did not converge")  # unreachable: brackets become unbounded
+
+
+def decile_ranks(n: int) -> list[int]:
+    return deciles.cut_ranks(n, 10)
+
+
+SCORER_KEYS = IdKeys(tuple(SCORERS.items()))
+_PICK = "_pick"
+
+
+def with_deciles(table: pa.Table, cuts: dict[str, list[Key]]) -> pa.Table:
+    """``table`` plus ``decile_<scorer>`` columns (int8) and ``_pick``, the mixed id hash that
+    chooses the summary's example pairs (a deterministic random pick that combines across shards)."""
+    keys = SCORER_KEYS(table)
+    for name in SCORERS:
+        scores, hashes = keys[name]
+        table = table.append_column(f"decile_{name}", pa.array(deciles.assign(scores, hashes, cuts.get(name, []))))
+    return table.append_column(_PICK, pa.array(mix64(keys["pp"][1])))
+
+
+def summary_part(table: pa.Table, examples: int) -> dict:
+    """Per (scorer, decile): rows, score range, and the ``examples`` pairs of smallest pick."""
+    part = {}
+    pick = table.column(_PICK).to_numpy()
+    for name, column in SCORERS.items():
+        scores, bins = table.column(column).to_numpy(), table.column(f"decile_{name}").to_numpy()
+        for decile in np.unique(bins):
+            rows = np.flatnonzero(bins == decile)
+            chosen = rows[np.argsort(pick[rows], kind="stable")[:examples]]
+            shown = table.take(pa.array(chosen)).select([_PICK, "id", "reference", "translation", *SCORERS.values()])
+            part[(name, int(decile))] = {
+                "rows": len(rows),
+                "min": float(scores[rows].min()),
+                "max": float(scores[rows].max()),
+                "examples": shown.to_pylist(),
+            }
+    return part
+
+
+class SummaryCombine(beam.CombineFn):
+    """Merges summary parts: rows add up, ranges widen, the smallest-pick examples survive."""
+
+    def __init__(self, examples: int):
+        self.examples = examples
+
+    def create_accumulator(self):
+        return {}
+
+    def add_input(self, accumulator, part):
+        return self.merge_accumulators([accumulator, part])
+
+    def merge_accumulators(self, accumulators):
+        merged: dict = {}
+        for accumulator in accumulators:
+            for key, entry in accumulator.items():
+                if key not in merged:
+                    merged[key] = dict(entry)
+                    continue
+                into = merged[key]
+                into["rows"] += entry["rows"]
+                into["min"], into["max"] = min(into["min"], entry["min"]), max(into["max"], entry["max"])
+                both = sorted(into["examples"] + entry["examples"], key=lambda row: row[_PICK])
+                into["examples"] = both[: self.examples]
+        return merged
+
+    def extract_output(self, accumulator):
+        summary: dict = {name: {} for name in SCORERS}
+        for (name, decile), entry in sorted(accumulator.items()):
+            examples = [{k: v for k, v in row.items() if k != _PICK} for row in entry["examples"]]
+            summary[name][str(decile)] = {**entry, "examples": examples}
+        return summary
+
+
+class WriteDeciledShard(beam.DoFn):
+    """One scored shard → ``decile_pp=<d>/part-<shard>.parquet`` files; yields its summary part."""
+
+    def __init__(self, corpus_dir: str, cuts: dict[str, list[Key]], examples: int):
+        self.corpus_dir, self.cuts, self.examples = corpus_dir, cuts, examples
+
+    def process(self, path: str):
+        shard = shard_number(path)
+        tables = [with_deciles(table, self.cuts) for table in iter_tables(path)]
+        if not tables:
+            return
+        table = pa.concat_tables(tables)
+        yield summary_part(table, self.examples)
+        partitions = table.column(PARTITION).to_numpy()
+        table = table.drop_columns([_PICK, PARTITION])
+        for decile in np.unique(partitions):
+            path = FileSystems.join(self.corpus_dir, f"{PARTITION}={decile}", f"part-{shard:05d}.parquet")
+            with FileSystems.create(path) as handle:
+                schemas.write_table(table.filter(pa.array(partitions == decile)), schemas.CORPUS_FILE, handle)
+
+
+def build_assign(pipeline: beam.Pipeline, scored_files: list[str], corpus_dir: str, cuts: dict[str, list[Key]], examples: int, summary_path: str):
+    """Pass 3: write the partitioned corpus and the per-decile summary JSON."""
+    return (
+        pipeline
+        | "Shards" >> beam.Create(sorted(scored_files))
+        | "Spread" >> beam.Reshuffle()
+        | "Write" >> beam.ParDo(WriteDeciledShard(corpus_dir, cuts, examples))
+        | "Summary" >> beam.CombineGlobally(SummaryCombine(examples))
+        | "WriteSummary" >> beam.Map(_write_json, summary_path)
+    )

@@ -1,0 +1,103 @@
+import json
+
+import apache_beam as beam
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pytest
+
+import schemas
+from corpus.ids import id_hash
+from pipelines import deciles as stage
+from pipelines.io import dataset_files, write_part
+from pipelines.options import pipeline_options
+
+
+def run_in_process(build):
+    with beam.Pipeline(options=pipeline_options("DirectRunner", 1)) as pipeline:
+        build(pipeline)
+
+
+def scored_table(n, seed=0):
+    """Scored rows with heavy ties: 60% of trigram overlaps are 0, pp_sim has 20 values."""
+    rng = np.random.default_rng(seed)
+    ids = [f"doc-{i:06d}" for i in range(n)]
+    return pa.table({
+        "id": ids, "source": ["f"] * n, "domain": rng.choice(["news", "subtitlesM"], n).tolist(),
+        "czeng_score": rng.random(n), "cs": ["x"] * n,
+        "reference": [f"reference {i}" for i in range(n)], "translation": [f"translation {i}" for i in range(n)],
+        "trans_score": -rng.random(n), "trans_n_tokens": np.full(n, 5, np.int32), "truncated": np.zeros(n, bool),
+        "reference_tok": ["r"] * n, "translation_tok": ["t"] * n,
+        "reference_n_tokens": np.full(n, 2, np.int32), "translation_n_tokens": np.full(n, 2, np.int32),
+        "trigram_overlap": np.where(rng.random(n) < 0.6, 0.0, rng.random(n)),
+        "pp_sim": rng.integers(0, 20, n) / 20.0,
+    })
+
+
+def write_shards(table, directory, shards):
+    """Rows to shard blake2b(id) mod shards, sorted by id, as the upstream stages write them."""
+    shard_of = np.array([id_hash(i) % shards for i in table.column("id").to_pylist()])
+    for shard in range(shards):
+        write_part(table.filter(pa.array(shard_of == shard)), schemas.SCORED, str(directory), shard)
+    return dataset_files(str(directory))
+
+
+def assign(tmp_path, table, shards, sample_size=stage.DEFAULT_SAMPLE, name="run", width=stage.deciles.DEFAULT_WIDTH):
+    root = tmp_path / name
+    files = write_shards(table, root / "scored", shards)
+    source = stage.Source(tuple(files), stage.SCORER_KEYS)
+    counts, cuts = stage.find_cuts(run_in_process, source, stage.decile_ranks, str(root), sample_size, width)
+    run_in_process(lambda p: stage.build_assign(p, files, str(root / "corpus"), cuts, 2, str(root / "summary.json")))
+    corpus = pd.read_parquet(root / "corpus").sort_values("id").reset_index(drop=True)
+    return root, counts, cuts, corpus
+
+
+@pytest.fixture(scope="module")
+def table():
+    return scored_table(3_001)
+
+
+def test_deciles_are_equal_sized_ordered_and_shard_independent(tmp_path, table):
+    root, counts, cuts, one = assign(tmp_path, table, shards=1, name="one")
+    _, _, cuts7, seven = assign(tmp_path, table, shards=7, sample_size=500, name="seven")
+    assert counts == {"trans": 3_001, "trigram": 3_001, "pp": 3_001} and cuts == cuts7
+    for name, column in stage.SCORERS.items():
+        bins = one[f"decile_{name}"].astype(int)
+        sizes = np.bincount(bins, minlength=10)
+        assert sizes.max() - sizes.min() <= 1, (name, sizes)
+        by_bin = one.groupby(bins)[column]
+        assert (by_bin.max().to_numpy()[:-1] <= by_bin.min().to_numpy()[1:]).all()
+        np.testing.assert_array_equal(bins, seven[f"decile_{name}"].astype(int))
+    assert (one["trigram_overlap"][one["decile_trigram"] < 5] == 0).all()
+    summary = json.loads((root / "summary.json").read_text())
+    assert sum(entry["rows"] for entry in summary["pp"].values()) == 3_001
+    assert all(len(entry["examples"]) == 2 for entry in summary["trigram"].values())
+
+
+def test_rerun_gives_the_same_bytes(tmp_path, table):
+    first = assign(tmp_path, table, shards=3, name="a")[0]
+    second = assign(tmp_path, table, shards=3, name="b")[0]
+    files = sorted(p.relative_to(first) for p in (first / "corpus").rglob("*.parquet"))
+    assert files and files == sorted(p.relative_to(second) for p in (second / "corpus").rglob("*.parquet"))
+    assert all((first / f).read_bytes() == (second / f).read_bytes() for f in files)
+
+
+def test_partition_filter_reads_only_that_decile(tmp_path, table):
+    root, *_ = assign(tmp_path, table, shards=3)
+    dataset = ds.dataset(root / "corpus", partitioning="hive")
+    fragments = [f.path for f in dataset.get_fragments(filter=ds.field("decile_pp") == 9)]
+    assert fragments and all("/decile_pp=9/" in path for path in fragments)
+    nine = pd.read_parquet(root / "corpus", filters=[("decile_pp", "==", 9)])
+    assert len(nine) in (300, 301) and set(nine["decile_pp"].astype(int)) == {9}
+    # the partition key is only in the directory names, not inside the files
+    assert "decile_pp" not in pa.parquet.read_schema(fragments[0]).names
+
+
+def test_a_tiny_sample_forces_the_bracket_retry(tmp_path, table):
+    # 50 sampled keys and brackets of about one sample position: most cuts fall outside
+    root, _, cuts, _ = assign(tmp_path, table, shards=2, sample_size=50, width=0.01, name="tiny")
+    first = json.loads((root / "_cuts-1.json").read_text())
+    assert any(None in entry["cuts"].values() for entry in first.values()) and (root / "_cuts-2.json").exists()
+    _, _, exact, _ = assign(tmp_path, table, shards=2, name="full")
+    assert cuts == exact
