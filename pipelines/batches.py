@@ -96,8 +96,8 @@ class Source:
     row_filter: Callable[[pa.Table], np.ndarray] | None = None
 
     def tables(self, path: str, columns: list[str] | None = None) -> Iterator[pa.Table]:
-        """Filtered batches of one file with ``columns`` (default: what the keys and filter need)."""
-        wanted = list(dict.fromkeys([*(columns or self.keys.columns), *getattr(self.row_filter, "columns", [])]))
+        """Filtered batches of one file with ``columns`` and what the keys and the filter read."""
+        wanted = list(dict.fromkeys([*(columns or []), *self.keys.columns, *getattr(self.row_filter, "columns", [])]))
         for table in iter_tables(path, wanted):
             kept = table if self.row_filter is None else table.filter(pa.array(self.row_filter(table)))
             if kept.num_rows:

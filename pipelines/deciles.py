@@ -25,15 +25,14 @@ from apache_beam.io.filesystems import FileSystems
 
 import schemas
 from corpus import deciles
-from corpus.deciles import Bracket, Key
+from corpus.deciles import SCORERS, Bracket, Key
 from corpus.mix import mix64
+from corpus.selection import PARTITION
 from pipelines.batches import IdKeys, Keys, Source, file_rows, iter_tables, shard_number
 
 log = logging.getLogger(__name__)
 
 DEFAULT_SAMPLE = 1_000_000
-SCORERS = {"trans": "trans_score", "trigram": "trigram_overlap", "pp": "pp_sim"}
-PARTITION = "decile_pp"
 RunPipeline = Callable[[Callable[[beam.Pipeline], object]], None]
 
 

@@ -35,11 +35,11 @@ def scored_table(n, seed=0):
     })
 
 
-def write_shards(table, directory, shards):
+def write_shards(table, directory, shards, schema=schemas.SCORED):
     """Rows to shard blake2b(id) mod shards, sorted by id, as the upstream stages write them."""
     shard_of = np.array([id_hash(i) % shards for i in table.column("id").to_pylist()])
     for shard in range(shards):
-        write_part(table.filter(pa.array(shard_of == shard)), schemas.SCORED, str(directory), shard)
+        write_part(table.filter(pa.array(shard_of == shard)), schema, str(directory), shard)
     return dataset_files(str(directory))
 
 

@@ -1,0 +1,71 @@
+"""ScorePairs: each ``pairs`` shard → the ``scored`` shard with the same number.
+
+Shards are spread over workers; each worker loads the word-averaging model once (DoFn setup)
+and streams its shard as Arrow record batches: Moses tokenization is per sentence (no batch
+API exists), everything after it — token ids, trigram overlap, PP similarity, counts — is
+computed for the whole batch at once (``corpus.scoring``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import apache_beam as beam
+import pyarrow as pa
+
+import schemas
+from corpus.scoring import score_texts
+from corpus.similarity import WordAverager
+from corpus.wordvec import load_vectors
+from pipelines.batches import BATCH_ROWS, iter_tables, shard_number
+from pipelines.io import write_part
+
+
+def score_table(table: pa.Table, model: WordAverager) -> pa.Table:
+    """A ``pairs`` batch plus the score columns."""
+    columns = score_texts(table.column("reference").to_pylist(), table.column("translation").to_pylist(), model)
+    for name, values in columns.items():
+        table = table.append_column(name, pa.array(values))
+    return table
+
+
+class ScoreShard(beam.DoFn):
+    def __init__(self, vectors_path: str, scored_dir: str, batch_rows: int = BATCH_ROWS):
+        self.vectors_path, self.scored_dir, self.batch_rows = vectors_path, scored_dir, batch_rows
+
+    def setup(self):
+        self.model = WordAverager(*load_vectors(self.vectors_path))
+
+    def process(self, path: str):
+        scored = [score_table(table, self.model) for table in iter_tables(path, schemas.PAIRS.names, self.batch_rows)]
+        table = pa.concat_tables(scored) if scored else schemas.SCORED.empty_table()
+        yield write_part(table, schemas.SCORED, self.scored_dir, shard_number(path))
+
+
+def build_score(pipeline: beam.Pipeline, pairs_files: list[str], scored_dir: str, vectors_path: str, batch_rows: int = BATCH_ROWS):
+    """Add the scoring transforms; returns the PCollection of rows written per shard."""
+    return (
+        pipeline
+        | "Shards" >> beam.Create(sorted(pairs_files))
+        | "Spread" >> beam.Reshuffle()
+        | "Score" >> beam.ParDo(ScoreShard(vectors_path, scored_dir, batch_rows))
+    )
+
+
+def sha256_of(*paths: str | Path) -> str:
+    """Content fingerprint of the PP model's files (the manifest records which model scored)."""
+    digest = hashlib.sha256()
+    for path in paths:
+        with open(path, "rb") as handle:
+            while chunk := handle.read(1 << 20):
+                digest.update(chunk)
+    return digest.hexdigest()
+
+
+def export_encoder_vectors(encoder_dir: str | Path, vectors_path: str | Path) -> None:
+    """A trained Word Avg encoder's word embeddings as a word2vec text file for the scorers."""
+    from models.encode import load_encoder, save_word_vectors
+
+    words, vectors = load_encoder(encoder_dir, "cpu").word_vectors()
+    save_word_vectors(words, vectors, vectors_path)
