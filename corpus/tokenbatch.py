@@ -54,23 +54,38 @@ class TokenBatch:
     @classmethod
     def from_joined(cls, reference: pa.Array | Sequence[str], translation: pa.Array | Sequence[str]) -> TokenBatch:
         """From space-joined token strings (the ``*_tok`` columns); an empty string has no token."""
+        if len(reference) != len(translation):
+            raise ValueError(f"{len(reference)} references but {len(translation)} translations")
         joined = pa.concat_arrays([pa.array(reference, pa.string()), pa.array(translation, pa.string())])
-        if len(joined) != 2 * len(reference):
-            raise ValueError("reference and translation differ in length")
-        split = pc.split_pattern(joined, " ")
-        values = pc.list_flatten(split)
-        # "" splits into [""]: drop those empty tokens (Moses tokens are never empty otherwise).
-        empty_rows = pc.equal(pc.utf8_length(joined), 0).to_numpy(zero_copy_only=False)
-        lengths = pc.list_value_length(split).to_numpy().astype(np.int64) - empty_rows
-        values = values.filter(pc.not_equal(values, ""))
-        return cls._from_flat(values, lengths)
+        return cls._from_flat(*split_joined(joined))
 
     @classmethod
     def _from_flat(cls, flat: pa.Array, lengths: np.ndarray) -> TokenBatch:
-        encoded = flat.dictionary_encode()
-        ids = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        offsets = np.concatenate([[0], np.cumsum(lengths)])
+        both, vocabulary = _encode(flat, lengths)
         half = len(lengths) // 2
-        reference = Side(ids[: offsets[half]], offsets[: half + 1])
-        translation = Side(ids[offsets[half] :], offsets[half:] - offsets[half])
-        return cls(reference, translation, encoded.dictionary.to_pylist())
+        cut = both.offsets[half]
+        reference = Side(both.ids[:cut], both.offsets[: half + 1])
+        translation = Side(both.ids[cut:], both.offsets[half:] - cut)
+        return cls(reference, translation, vocabulary)
+
+
+def _encode(flat: pa.Array, lengths: np.ndarray) -> tuple[Side, list[str]]:
+    """Dictionary-encode all tokens at once (one hash pass): ids, row offsets, distinct tokens."""
+    encoded = flat.dictionary_encode()
+    ids = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    return Side(ids, np.concatenate([[0], np.cumsum(lengths)])), encoded.dictionary.to_pylist()
+
+
+def split_joined(joined: pa.Array) -> tuple[pa.Array, np.ndarray]:
+    """Space-joined token strings → (all tokens, flat; tokens per string)."""
+    split = pc.split_pattern(joined, " ")
+    values = pc.list_flatten(split)
+    # "" splits into [""]: drop those empty tokens (Moses tokens are never empty otherwise).
+    empty_rows = pc.equal(pc.utf8_length(joined), 0).to_numpy(zero_copy_only=False)
+    lengths = pc.list_value_length(split).to_numpy().astype(np.int64) - empty_rows
+    return values.filter(pc.not_equal(values, "")), lengths
+
+
+def encode_joined(texts: pa.Array | Sequence[str]) -> tuple[Side, list[str]]:
+    """One column of space-joined token strings as token ids and their vocabulary."""
+    return _encode(*split_joined(pa.array(texts, pa.string())))

@@ -1,0 +1,106 @@
+"""Corpus statistics (the paper's Table 2) and the Markdown of the corpus summary.
+
+Table 2 describes English sentences (here: the references, i.e. the original English side) of
+a sample per source domain:
+  * average length: tokens per sentence (lowercased Moses tokens), with its standard deviation;
+  * average IDF: per sentence, the mean IDF of its tokens, then mean and standard deviation over
+    sentences. The paper took IDF from Wikipedia; here it comes from a word-count file (e.g.
+    enwiki_vocab_min200.txt), which holds corpus frequencies, not document frequencies, so
+    IDF(w) = ln(total count / count(w)); a word missing from the file is at least as rare as
+    its rarest word and gets that word's IDF;
+  * vocabulary entropy: −Σ p(w) ln p(w) over the token distribution of the sample, in nats;
+  * PP score: mean and standard deviation of the pairs' PP similarity.
+Standard deviations are population ones (ddof 0).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from corpus.tokenbatch import encode_joined
+
+
+class Idf:
+    """IDF from word counts: ln(total / count), the rarest word's value for unknown words."""
+
+    def __init__(self, counts: Mapping[str, int]):
+        if not counts:
+            raise ValueError("no word counts")
+        total = sum(counts.values())
+        self.values = {word: math.log(total / count) for word, count in counts.items() if count > 0}
+        self.unknown = math.log(total / min(c for c in counts.values() if c > 0))
+
+    def of(self, words: Sequence[str]) -> np.ndarray:
+        get = self.values.get
+        return np.fromiter((get(word, self.unknown) for word in words), dtype=np.float64, count=len(words))
+
+
+def _mean_std(values: np.ndarray) -> dict[str, float | None]:
+    if len(values) == 0:
+        return {"mean": None, "std": None}
+    return {"mean": float(values.mean()), "std": float(values.std())}
+
+
+def sentence_stats(tokens: pa.Array | Sequence[str], pp_sim: np.ndarray, idf: Idf | None) -> dict:
+    """Table 2's statistics of one sample (space-joined token strings and their pairs' PP scores)."""
+    side, vocabulary = encode_joined(tokens)
+    lengths = side.lengths
+    counts = np.bincount(side.ids, minlength=len(vocabulary))
+    p = counts[counts > 0] / max(counts.sum(), 1)
+    result = {
+        "sentences": int(len(lengths)),
+        "length": _mean_std(lengths.astype(np.float64)),
+        "vocabulary_entropy": float(-(p * np.log(p)).sum()) if len(p) else None,
+        "pp_sim": _mean_std(np.asarray(pp_sim, dtype=np.float64)),
+    }
+    if idf is not None:
+        token_idf = idf.of(vocabulary)[side.ids]
+        sums = np.bincount(side.rows, weights=token_idf, minlength=len(lengths))
+        has_tokens = lengths > 0
+        result["idf"] = _mean_std(sums[has_tokens] / lengths[has_tokens])
+    return result
+
+
+def _cell(stat: dict | float | None) -> str:
+    if stat is None:
+        return "–"
+    if isinstance(stat, dict):
+        return "–" if stat["mean"] is None else f"{stat['mean']:.2f} ({stat['std']:.2f})"
+    return f"{stat:.2f}"
+
+
+def table2_markdown(stats: Mapping[str, dict]) -> str:
+    """Domains as columns, statistics as rows, standard deviations in parentheses (as Table 2)."""
+    domains = list(stats)
+    rows = [("Avg. Length", "length"), ("Avg. IDF", "idf"), ("Vocab. Ent.", "vocabulary_entropy"), ("PP Score", "pp_sim")]
+    lines = ["| Statistic | " + " | ".join(domains) + " |", "|---" * (len(domains) + 1) + "|"]
+    for label, key in rows:
+        lines.append(f"| {label} | " + " | ".join(_cell(stats[d].get(key)) for d in domains) + " |")
+    lines.append("| Num Ex. (sampled) | " + " | ".join(f"{stats[d]['sentences']:,}" for d in domains) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def summary_markdown(summary: Mapping) -> str:
+    """The corpus summary (rows, rejects, per-decile score ranges, example pairs) as Markdown."""
+    lines = [f"# ParaNMT corpus: {summary['rows']:,} pairs", "", f"Corpus: `{summary['corpus_dir']}`  ", f"PP model: {summary['pp_model']}", ""]
+    lines += ["## Rejected input", "", "| stage | rejects | by reason |", "|---|---|---|"]
+    for stage, entry in summary["rejects"].items():
+        reasons = ", ".join(f"{reason} {count:,}" for reason, count in entry["by_reason"].items()) or "–"
+        lines.append(f"| {stage} | {entry['total']:,} | {reasons} |")
+    for scorer, column in summary["scorers"].items():
+        deciles = summary["deciles"].get(scorer, {})
+        lines += ["", f"## Deciles of {column} (`decile_{scorer}`)", "", "| decile | pairs | lowest | highest |", "|---|---|---|---|"]
+        lines += [f"| {d} | {e['rows']:,} | {e['min']:.4f} | {e['max']:.4f} |" for d, e in deciles.items()]
+    for scorer, column in summary["scorers"].items():
+        lines += ["", f"## Example pairs per decile of {column}", "", f"| decile | {column} | reference | translation |", "|---|---|---|---|"]
+        for decile, entry in summary["deciles"].get(scorer, {}).items():
+            lines += [f"| {decile} | {row[column]:.3f} | {_escape(row['reference'])} | {_escape(row['translation'])} |" for row in entry["examples"]]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,80 @@
+"""CorpusStats' sample: up to k pairs per source domain (and over all domains), chosen by the
+smallest mixed id hash — a uniform random sample that is the same on every run and sharding.
+Each batch contributes only its k smallest per domain, and a combiner keeps the k smallest."""
+
+from __future__ import annotations
+
+import apache_beam as beam
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+from apache_beam.io.filesystems import FileSystems
+
+from corpus.ids import id_hashes
+from corpus.mix import mix64
+from pipelines.batches import iter_tables
+
+COLUMNS = ["id", "domain", "reference_tok", "pp_sim"]
+ALL_DOMAINS = "(all)"
+_PICK = "pick"
+
+
+def _smallest(table: pa.Table, k: int) -> pa.Table:
+    if table.num_rows <= k:
+        return table
+    pick = table.column(_PICK).to_numpy()
+    return table.take(pa.array(np.argpartition(pick, k - 1)[:k]))
+
+
+def _domain_parts(path: str, k: int):
+    for table in iter_tables(path, COLUMNS):
+        table = table.append_column(_PICK, pa.array(mix64(id_hashes(table.column("id").to_pylist()))))
+        domains = table.column("domain").to_numpy(zero_copy_only=False)
+        yield ALL_DOMAINS, _smallest(table, k)
+        for domain in np.unique(domains):
+            yield str(domain), _smallest(table.filter(pa.array(domains == domain)), k)
+
+
+class SmallestRows(beam.CombineFn):
+    """The k rows of smallest pick among everything added."""
+
+    def __init__(self, k: int):
+        self.k = k
+
+    def create_accumulator(self):
+        return []
+
+    def add_input(self, accumulator, table):
+        return self.compact([*accumulator, table])
+
+    def merge_accumulators(self, accumulators):
+        return self.compact([table for tables in accumulators for table in tables])
+
+    def compact(self, tables):
+        if sum(t.num_rows for t in tables) <= 2 * self.k:
+            return tables
+        return [_smallest(pa.concat_tables(tables), self.k)]
+
+    def extract_output(self, tables):
+        return _smallest(pa.concat_tables(tables), self.k).sort_by(_PICK) if tables else None
+
+
+def _write_sample(samples: list, path: str) -> None:
+    tables = [table.append_column("sample", pa.array([domain] * table.num_rows)) for domain, table in sorted(samples, key=lambda kv: kv[0]) if table is not None]
+    schema = pa.schema([("id", pa.string()), ("domain", pa.string()), ("reference_tok", pa.string()), ("pp_sim", pa.float64()), ("sample", pa.string())])
+    table = pa.concat_tables(tables).drop_columns([_PICK]) if tables else schema.empty_table()
+    with FileSystems.create(path) as handle:
+        pq.write_table(table, handle, compression="zstd")
+
+
+def build_domain_sample(pipeline: beam.Pipeline, files: list[str], per_domain: int, out_path: str):
+    """One Parquet file of the sample: COLUMNS plus ``sample`` (the domain, or ``(all)``)."""
+    return (
+        pipeline
+        | "Files" >> beam.Create(sorted(files))
+        | "Spread" >> beam.Reshuffle()
+        | "Parts" >> beam.FlatMap(_domain_parts, per_domain)
+        | "Smallest" >> beam.CombinePerKey(SmallestRows(per_domain))
+        | "All" >> beam.combiners.ToList()
+        | "Write" >> beam.Map(_write_sample, out_path)
+    )

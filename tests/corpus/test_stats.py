@@ -1,0 +1,41 @@
+import math
+
+import numpy as np
+import pytest
+
+from corpus.stats import Idf, sentence_stats, summary_markdown, table2_markdown
+
+
+def test_idf_from_counts_with_unknown_words_as_rare_as_the_rarest():
+    idf = Idf({"the": 80, "cat": 15, "zebra": 5})
+    np.testing.assert_allclose(idf.of(["the", "zebra", "unseen"]), [math.log(100 / 80), math.log(100 / 5), math.log(100 / 5)])
+    with pytest.raises(ValueError):
+        Idf({})
+
+
+def test_sentence_stats_by_hand():
+    idf = Idf({"a": 50, "b": 25, "c": 25})
+    stats = sentence_stats(["a b", "a a c c", ""], np.array([0.5, 1.0, 0.0]), idf)
+    assert stats["sentences"] == 3
+    assert stats["length"] == pytest.approx({"mean": 2.0, "std": math.sqrt(8 / 3)})
+    # token distribution a:3, b:1, c:2 of 6
+    p = np.array([3, 1, 2]) / 6
+    assert stats["vocabulary_entropy"] == pytest.approx(-(p * np.log(p)).sum())
+    # sentence IDFs: (ln2 + ln4)/2 and (2 ln2 + 2 ln4)/4 are equal; the empty sentence has none
+    assert stats["idf"] == pytest.approx({"mean": (math.log(2) + math.log(4)) / 2, "std": 0.0})
+    assert stats["pp_sim"] == pytest.approx({"mean": 0.5, "std": math.sqrt(1 / 6)})
+    assert "idf" not in sentence_stats(["a"], np.array([1.0]), None)
+
+
+def test_markdown_tables():
+    stats = {"news": sentence_stats(["a b c"], np.array([0.9]), None), "(all)": sentence_stats(["a b c", "d"], np.array([0.9, 0.1]), None)}
+    text = table2_markdown(stats)
+    assert "| Statistic | news | (all) |" in text and "| Avg. Length | 3.00 (0.00) | 2.00 (1.00) |" in text
+    assert "| Avg. IDF | – | – |" in text
+    summary = {
+        "rows": 20, "corpus_dir": "c", "pp_model": "m", "scorers": {"pp": "pp_sim"},
+        "rejects": {"ingest": {"total": 1, "by_reason": {"column_count": 1}}},
+        "deciles": {"pp": {"9": {"rows": 2, "min": 0.9, "max": 1.0, "examples": [{"pp_sim": 0.95, "reference": "a | b", "translation": "c"}]}}},
+    }
+    text = summary_markdown(summary)
+    assert "| 9 | 2 | 0.9000 | 1.0000 |" in text and "| ingest | 1 | column_count 1 |" in text and "a \\| b" in text
