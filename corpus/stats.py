@@ -65,6 +65,17 @@ def sentence_stats(tokens: pa.Array | Sequence[str], pp_sim: np.ndarray, idf: Id
     return result
 
 
+def domain_table2(sample: pa.Table, idf: Idf | None) -> dict[str, dict]:
+    """Table 2 for each group of a sample (column ``sample``: a domain name, or ``(all)``, kept last)."""
+    groups = sample.column("sample").to_numpy(zero_copy_only=False)
+    names = sorted(set(groups.tolist()), key=lambda name: (name.startswith("("), name))
+    stats = {}
+    for name in names:
+        rows = sample.filter(pa.array(groups == name))
+        stats[name] = sentence_stats(rows.column("reference_tok"), rows.column("pp_sim").to_numpy(), idf)
+    return stats
+
+
 def _cell(stat: dict | float | None) -> str:
     if stat is None:
         return "–"

@@ -1,0 +1,120 @@
+"""The corpus stages through Luigi on a small pairs dataset made here (the back-translation
+stage is exercised in test_build_flow; here the pairs are given with --pairs)."""
+
+import json
+
+import luigi
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+from test_encoders_flow import TINY, fill_sts, sts_dir  # noqa: F401 - sts_dir is a fixture
+
+import schemas
+from corpus.ids import shard_of
+from pipelines.io import write_part
+from workflows.base import read_manifest
+from workflows.corpus import (
+    AssignDeciles,
+    CorpusStats,
+    ScorePairs,
+    SelectTrainingSet,
+    TrainOnFiltered,
+)
+
+WORDS = "the a man woman dog cat plays runs eats guitar piano ball food in park field . ,".split()
+
+
+def build(*tasks):
+    assert luigi.build(list(tasks), local_scheduler=True, log_level="WARNING")
+
+
+@pytest.fixture
+def pairs_dir(tmp_path):
+    """400 pairs in 3 shards: translations are the reference with some words replaced."""
+    rng = np.random.default_rng(0)
+    n = 400
+    references = [" ".join(rng.choice(WORDS, rng.integers(2, 40))) for _ in range(n)]
+    translations = []
+    for reference in references:
+        words = reference.split()
+        swap = rng.random(len(words)) < rng.random()
+        translations.append(" ".join(str(rng.choice(WORDS)) if s else w for w, s in zip(words, swap, strict=True)))
+    table = pa.table({
+        "id": [f"{'news' if i % 3 else 'subtitlesM'}-b1-{i:05d}" for i in range(n)], "source": ["demo.gz"] * n,
+        "domain": ["news" if i % 3 else "subtitlesM" for i in range(n)], "czeng_score": rng.random(n),
+        "cs": ["věta"] * n, "reference": references, "translation": translations, "trans_score": -rng.random(n),
+        "trans_n_tokens": np.full(n, 9, np.int32), "truncated": np.zeros(n, bool),
+    })
+    shards = np.array([shard_of(i, 3) for i in table.column("id").to_pylist()])
+    for shard in range(3):
+        write_part(table.filter(pa.array(shards == shard)), schemas.PAIRS, str(tmp_path / "pairs"), shard)
+    return str(tmp_path / "pairs")
+
+
+@pytest.fixture
+def vectors(tmp_path):
+    rng = np.random.default_rng(1)
+    path = tmp_path / "vectors.txt"
+    path.write_text("".join(f"{w} {' '.join(f'{x:.4f}' for x in rng.normal(size=8))}\n" for w in WORDS))
+    return str(path)
+
+
+def test_score_rank_summarize_select_and_stats(luigi_workdir, pairs_dir, vectors, tmp_path, capsys):
+    corpus_task = AssignDeciles(pairs=pairs_dir, pp_vectors=vectors, examples=2)
+    build(corpus_task)
+    scored = read_manifest(ScorePairs(pairs=pairs_dir, pp_vectors=vectors).output_dir)
+    assert scored["rows"] == {"scored": 400} and scored["pp_model"]["kind"] == "vectors file"
+    assert len(scored["pp_model"]["sha256"]) == 64
+    corpus = pd.read_parquet(corpus_task.corpus_dir())
+    assert len(corpus) == 400 and set(corpus.columns) == set(schemas.CORPUS.names)
+    for scorer in ("pp", "trigram", "trans"):
+        assert (corpus[f"decile_{scorer}"].astype(int).value_counts() == 40).all()
+    summary = json.loads((corpus_task.output_dir / "summary.json").read_text())
+    assert summary["rows"] == 400 and summary["deciles"]["pp"]["9"]["rows"] == 40
+    assert len(summary["deciles"]["trigram"]["0"]["examples"]) == 2
+    markdown = (corpus_task.output_dir / "summary.md").read_text()
+    assert "## Deciles of pp_sim" in markdown and markdown in capsys.readouterr().out
+
+    select = SelectTrainingSet(pairs=pairs_dir, pp_vectors=vectors, examples=2, decile="9", n_pairs=25, max_tokens=30)
+    build(select)
+    selected = pd.read_parquet(select.output_dir / "pairs")
+    assert len(selected) == 25 and (selected.decile_pp == 9).all()
+    assert (selected[["reference_n_tokens", "translation_n_tokens"]] <= 30).all().all()
+    assert read_manifest(select.output_dir)["passed_rules"] == int(((corpus.decile_pp.astype(int) == 9) & (corpus.reference_n_tokens <= 30) & (corpus.translation_n_tokens <= 30)).sum())
+
+    counts = tmp_path / "counts.txt"
+    counts.write_text("".join(f"{w} {10 * (i + 1)}\n" for i, w in enumerate(WORDS)))
+    stats = CorpusStats(pairs=pairs_dir, pp_vectors=vectors, examples=2, word_counts=str(counts))
+    build(stats)
+    table2 = json.loads((stats.output_dir / "stats.json").read_text())
+    assert list(table2) == ["news", "subtitlesM", "(all)"] and table2["(all)"]["sentences"] == 400
+    assert table2["news"]["sentences"] + table2["subtitlesM"]["sentences"] == 400
+    assert table2["(all)"]["length"]["mean"] == pytest.approx(corpus.reference_n_tokens.mean())
+    assert "| Avg. IDF |" in (stats.output_dir / "stats.md").read_text()
+
+
+@pytest.fixture
+def tiny_pp_model():
+    """A few-second bootstrapped PP model: [TrainPPModel] options in the Luigi config."""
+    config = luigi.configuration.get_config()
+    for key, value in {"embed_dim": "8", "epochs": "1", "batch_size": "8", "megabatch": "2"}.items():
+        config.set("TrainPPModel", key, value)
+    yield
+    config.remove_section("TrainPPModel")
+
+
+def test_bootstrapped_pp_model_then_train_on_decile_9(luigi_workdir, pairs_dir, sts_dir, tiny_pp_model):  # noqa: F811
+    fill_sts(sts_dir)
+    task = TrainOnFiltered(pairs=pairs_dir, decile="9", **TINY)
+    build(task)
+    scored = read_manifest(ScorePairs(pairs=pairs_dir).output_dir)
+    assert scored["pp_model"]["kind"].startswith("word_avg encoder bootstrapped") and len(scored["pp_model"]["sha256"]) == 64
+    top_half = read_manifest(luigi_workdir / "pp_train" / "latest")
+    assert top_half["pairs"] == 400 and top_half["selected"] == 200
+    selection = read_manifest(luigi_workdir / "train" / "latest")
+    # decile 9 holds 40 pairs; the default 5M-pair sample degrades to all that pass the length rule
+    assert 0 < selection["selected"] == selection["passed_rules"] <= 40
+    assert read_manifest(task.requires().output_dir)["pairs"] == selection["selected"]
+    report = json.loads((task.output_dir / "report.json").read_text())
+    assert report["meta"]["model"] == "word_avg" and "sts_2012_2016_mean" in read_manifest(task.output_dir)

@@ -1,0 +1,331 @@
+"""The corpus stages: score the back-translated pairs, rank them into deciles, select training data.
+
+  ImportParaphrases   ParaNMT release files → pairs/   (only with --pairs <release files>)
+  SelectTopHalf       pairs → the top half by translation score      ┐ the bootstrapped PP model
+  TrainPPModel        Word Avg trained on that half (TrainEncoder)    ┘ (paper footnote 2)
+  ScorePairs          pairs → scored/   (trigram overlap, PP similarity, token counts)
+  AssignDeciles       scored → corpus/decile_pp=<d>/, summary.md + summary.json
+  SelectTrainingSet   corpus → train/<fp>/pairs/   (scorer, deciles, length, release filters, sample)
+  CorpusStats         corpus → the paper's Table 2 per source domain (stats.md + stats.json)
+
+Where the pairs come from (``--pairs``): empty, BackTranslate of the bitext; an existing
+``pairs`` dataset directory; or ParaNMT release files (imported first).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+from pathlib import Path
+
+import luigi
+import pyarrow.parquet as pq
+from luigi.task import flatten
+from luigi.util import inherits
+
+import schemas
+from corpus.deciles import SCORERS
+from corpus.selection import Rules, parse_deciles
+from corpus.stats import Idf, domain_table2, summary_markdown, table2_markdown
+from corpus.wordvec import load_word_counts
+from pipelines import io
+from pipelines.batches import BATCH_ROWS, Source
+from pipelines.deciles import DEFAULT_SAMPLE, SCORER_KEYS, build_assign, decile_ranks, find_cuts
+from pipelines.ingest import expand_inputs
+from pipelines.release import build_release_import
+from pipelines.score import build_score, export_encoder_vectors, sha256_of
+from pipelines.select import select_top_half, select_training_set
+from pipelines.stats import build_domain_sample
+from workflows.base import StageTask, read_manifest
+from workflows.encoders import EvaluateSTS, TrainEncoder
+from workflows.ingest import IngestBitext
+
+log = logging.getLogger("luigi-interface")
+
+
+class ImportParaphrases(StageTask):
+    """ParaNMT-50M release files (reference TAB back-translation TAB score) → a ``pairs`` dataset.
+
+    The release's third column is the authors' PP similarity, not a translation score; it is
+    stored in ``trans_score`` (so ``decile_trans`` ranks it) and the manifest says so.
+    """
+
+    stage = "import"
+
+    files = luigi.Parameter(description="Comma-separated ParaNMT release files or globs (gzip or plain).")
+    num_shards = luigi.IntParameter(default=8, description="Number of Parquet shards (rows go to hash(id) mod shards).")
+    max_line_bytes = IngestBitext.max_line_bytes
+
+    def input_files(self) -> list[str]:
+        return [unit.path for unit in expand_inputs(self.files)]
+
+    def build(self, partial_dir: Path) -> dict:
+        pairs_dir, rejects_dir = str(partial_dir / "pairs"), str(partial_dir / "rejects")
+        units = expand_inputs(self.files)
+        self.progress(f"importing {len(units)} release file(s) into {self.num_shards} shards")
+        self.run_pipeline(lambda p: build_release_import(p, units, pairs_dir, rejects_dir, self.num_shards, self.max_line_bytes))
+        io.ensure_nonempty(pairs_dir, schemas.PAIRS)
+        io.ensure_nonempty(rejects_dir, schemas.REJECTS)
+        rejects = io.rejects_by_reason(rejects_dir)
+        return {
+            "schema": {"pairs": schemas.version_of(schemas.PAIRS), "rejects": schemas.version_of(schemas.REJECTS)},
+            "rows": {"pairs": io.dataset_rows(pairs_dir)},
+            "rejects": {"total": sum(rejects.values()), "by_reason": rejects},
+            "note": "trans_score holds the release's third column (the authors' PP similarity), not a translation score",
+        }
+
+
+class PairsSource:
+    """Parameters and helpers of every task that reads the ``pairs`` dataset."""
+
+    inputs = IngestBitext.inputs
+    translator = luigi.DictParameter(default={}, description="TrainTranslator parameters for BackTranslate (e.g. a given checkpoint).")
+    engine = luigi.Parameter(default="", description="Translation engine for BackTranslate; empty: its configured one.")
+    pairs = luigi.Parameter(
+        default="",
+        description="Pairs to score instead of back-translating --inputs: a `pairs` dataset directory, or "
+        "comma-separated ParaNMT release files/globs (imported first). Empty: BackTranslate.",
+    )
+
+    def pairs_params(self) -> dict:
+        return {"inputs": self.inputs, "translator": self.translator, "engine": self.engine, "pairs": self.pairs}
+
+    def pairs_task(self) -> StageTask | None:
+        """The stage that writes the pairs (None when --pairs names an existing dataset)."""
+        if not self.pairs:
+            from workflows.backtranslate import BackTranslate  # the NMT stages load only when used
+            from workflows.nmt import without_empty
+
+            return BackTranslate(inputs=self.inputs, translator=self.translator, **without_empty(engine=self.engine))
+        if Path(self.pairs).is_dir():
+            return None
+        return ImportParaphrases(files=self.pairs)
+
+    def pairs_dir(self) -> str:
+        task = self.pairs_task()
+        return str(task.output_dir / "pairs") if task else self.pairs
+
+    def given_pairs_files(self) -> list[str]:
+        """Files of a dataset given by path: they are inputs of the fingerprint."""
+        return io.dataset_files(self.pairs) if self.pairs and Path(self.pairs).is_dir() else []
+
+
+class SelectTopHalf(PairsSource, StageTask):
+    """The pairs whose translation score is in the top half: the bootstrapped PP model's training data."""
+
+    stage = "pp_train"
+    sample_size = luigi.IntParameter(default=DEFAULT_SAMPLE, significant=False, description="Keys sampled to bracket the exact median.")
+
+    def requires(self):
+        return [task for task in [self.pairs_task()] if task]
+
+    def input_files(self) -> list[str]:
+        return self.given_pairs_files()
+
+    def build(self, partial_dir: Path) -> dict:
+        out = str(partial_dir / "pairs")
+        counts = select_top_half(self.run_pipeline, io.dataset_files(self.pairs_dir()), out, str(partial_dir), self.sample_size)
+        io.ensure_nonempty(out, schemas.PAIRS)
+        self.progress(f"{counts['selected']} of {counts['pairs']} pairs at or above the median translation score", 100)
+        return {"schema": {"pairs": schemas.version_of(schemas.PAIRS)}, **counts}
+
+
+class TrainPPModel(PairsSource, TrainEncoder):
+    """Word Avg trained on the top half of the pairs by translation score (paper footnote 2): the
+    PP model that scores the corpus when no vectors file or encoder is given. Training options
+    are TrainEncoder's (``--TrainPPModel-epochs 1`` …)."""
+
+    stage = "pp_model"
+    model = luigi.ChoiceParameter(choices=["word_avg"], default="word_avg", description="PP similarity needs a word-averaging model.")
+
+    def requires(self):
+        return SelectTopHalf(**self.pairs_params())
+
+    def training_data(self) -> str:
+        return str(self.requires().output_dir / "pairs")
+
+    def input_files(self) -> list[str]:
+        return self.given_pairs_files() + ([self.word_vectors] if self.word_vectors else [])
+
+
+class ScorePairs(PairsSource, StageTask):
+    """Trigram overlap, PP similarity and token counts of every pair (SPEC.md §3) → ``scored``."""
+
+    stage = "score"
+
+    pp_vectors = luigi.Parameter(default="", description="PP model as a word2vec/GloVe text vectors file.")
+    pp_encoder = luigi.Parameter(default="", description="PP model as a trained Word Avg encoder directory (TrainEncoder output).")
+    batch_rows = luigi.IntParameter(default=BATCH_ROWS, significant=False, description="Pairs per vectorized batch.")
+
+    def requires(self):
+        if self.pp_vectors and self.pp_encoder:
+            raise ValueError("give --pp-vectors or --pp-encoder, not both")
+        upstream = {"pairs": task} if (task := self.pairs_task()) else {}
+        if not (self.pp_vectors or self.pp_encoder):
+            upstream["pp"] = TrainPPModel(**self.pairs_params())
+        return upstream
+
+    def input_files(self) -> list[str]:
+        encoder = [str(p) for p in sorted(Path(self.pp_encoder).rglob("*")) if p.is_file()] if self.pp_encoder else []
+        return self.given_pairs_files() + ([self.pp_vectors] if self.pp_vectors else []) + encoder
+
+    def scored_dir(self, root: Path | None = None) -> Path:
+        return (root or self.output_dir) / "scored"
+
+    def _pp_model(self, partial_dir: Path) -> tuple[str, dict]:
+        """The vectors file the scorers load, and the manifest's record of the model."""
+        if self.pp_vectors:
+            return self.pp_vectors, {"kind": "vectors file", "path": self.pp_vectors, "sha256": sha256_of(self.pp_vectors)}
+        encoder_dir = self.pp_encoder or str(self.requires()["pp"].output_dir)
+        vectors = partial_dir / "pp_vectors.txt"
+        export_encoder_vectors(encoder_dir, vectors)
+        kind = "word_avg encoder" if self.pp_encoder else "word_avg encoder bootstrapped on the top half by translation score"
+        return str(vectors), {"kind": kind, "path": encoder_dir, "sha256": sha256_of(Path(encoder_dir) / "model.pt")}
+
+    def build(self, partial_dir: Path) -> dict:
+        vectors, model = self._pp_model(partial_dir)
+        files, scored_dir = io.dataset_files(self.pairs_dir()), str(self.scored_dir(partial_dir))
+        self.progress(f"scoring {len(files)} shard(s) with {model['kind']} {model['path']}")
+        self.run_pipeline(lambda p: build_score(p, files, scored_dir, vectors, self.batch_rows))
+        io.ensure_nonempty(scored_dir, schemas.SCORED)
+        rows = io.dataset_rows(scored_dir)
+        self.progress(f"{rows} pairs scored", 100)
+        return {"schema": {"scored": schemas.version_of(schemas.SCORED)}, "rows": {"scored": rows}, "pp_model": model, "pairs_dir": self.pairs_dir()}
+
+
+def upstream_rejects(task: luigi.Task) -> dict[str, dict]:
+    """Rejects recorded in the manifests of every stage ``task`` depends on, by stage."""
+    found: dict[str, dict] = {}
+    for dependency in flatten(task.requires()):
+        found.update(upstream_rejects(dependency))
+        if isinstance(dependency, StageTask) and dependency.complete():
+            rejects = read_manifest(dependency.output_dir).get("rejects")
+            if rejects:
+                found[dependency.stage] = rejects
+    return found
+
+
+@inherits(ScorePairs)
+class AssignDeciles(StageTask):
+    """Rank all pairs by each score into ten equal bins; write the corpus partitioned by
+    ``decile_pp`` and its summary (summary.md, summary.json beside ``corpus/``)."""
+
+    stage = "corpus"
+    sample_size = luigi.IntParameter(default=DEFAULT_SAMPLE, significant=False, description="Keys sampled to bracket each exact cut (memory vs. bracket width).")
+    examples = luigi.IntParameter(default=3, description="Example pairs shown per decile in the summary.")
+
+    def requires(self):
+        return self.clone(ScorePairs)
+
+    def corpus_dir(self, root: Path | None = None) -> Path:
+        return (root or self.output_dir) / "corpus"
+
+    def build(self, partial_dir: Path) -> dict:
+        scored = io.dataset_files(str(self.requires().scored_dir()))
+        self.progress(f"finding exact decile cuts over {len(scored)} shard(s)")
+        counts, cuts = find_cuts(self.run_pipeline, Source(tuple(scored), SCORER_KEYS), decile_ranks, str(partial_dir), self.sample_size)
+        corpus_dir, deciles_path = self.corpus_dir(partial_dir), partial_dir / "_deciles.json"
+        self.progress("writing the corpus partitioned by decile_pp")
+        self.run_pipeline(lambda p: build_assign(p, scored, str(corpus_dir), cuts, self.examples, str(deciles_path)))
+        rows = max(counts.values(), default=0)
+        summary = {
+            "rows": rows,
+            "corpus_dir": str(self.corpus_dir()),
+            "pp_model": read_manifest(self.requires().output_dir)["pp_model"],
+            "rejects": upstream_rejects(self),
+            "scorers": SCORERS,
+            "cuts": {name: [cut.as_tuple() for cut in keys] for name, keys in cuts.items()},
+            "deciles": json.loads(deciles_path.read_text()) if rows else {},
+        }
+        (partial_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+        markdown = summary_markdown(summary)
+        (partial_dir / "summary.md").write_text(markdown)
+        print(markdown)
+        return {
+            "schema": {"corpus": schemas.version_of(schemas.CORPUS)},
+            "rows": {"corpus": rows},
+            "partitioning": "hive: decile_pp=<d>/part-<shard>.parquet",
+            "pp_model": summary["pp_model"],
+            "cuts": summary["cuts"],
+        }
+
+
+@inherits(AssignDeciles)
+class SelectTrainingSet(StageTask):
+    """Training pairs from the corpus: deciles of one scorer, the length rule, optionally the
+    authors' release filters, then a seeded random sample of --n-pairs (all when fewer pass)."""
+
+    stage = "train"
+    scorer = luigi.ChoiceParameter(choices=sorted(SCORERS), default="pp", description="Score whose deciles select: pp, trigram or trans.")
+    decile = luigi.Parameter(default="8,9", description="Comma-separated deciles (0 lowest … 9 highest); the paper's training set: 8,9 of pp.")
+    max_tokens = luigi.IntParameter(default=30, description="Both sides at most this many tokens (0: no length rule).")
+    release_filter = luigi.BoolParameter(default=False, description="Also 0.4 ≤ pp ≤ 1.0, trigram overlap ≤ 0.7, mean length 5–40, exact duplicates removed.")
+    n_pairs = luigi.IntParameter(default=5_000_000, description="Pairs sampled (the paper: 5M); all that pass when fewer, 0: all.")
+    sample_seed = luigi.IntParameter(default=1, description="Seed of the random sample (smallest hash of seed and id).")
+
+    def requires(self):
+        return self.clone(AssignDeciles)
+
+    def build(self, partial_dir: Path) -> dict:
+        rules = Rules(self.scorer, parse_deciles(self.decile), self.max_tokens, self.release_filter)
+        corpus_files = io.dataset_files(str(self.requires().corpus_dir()))
+        out = partial_dir / "pairs"
+        counts = select_training_set(self.run_pipeline, corpus_files, rules, self.n_pairs, self.sample_seed, str(out), str(partial_dir), self.requires().sample_size)
+        shutil.rmtree(partial_dir / "candidates", ignore_errors=True)
+        if not counts["selected"]:
+            raise ValueError(f"no corpus pair passes {rules}; widen the deciles or the length rule")
+        self.progress(f"{counts['selected']} pairs selected of {counts['passed_rules']} that pass {rules}", 100)
+        return {"schema": {"training": schemas.version_of(schemas.TRAINING)}, "rows": {"training": counts["selected"]}, **counts}
+
+
+@inherits(SelectTrainingSet)
+class TrainFilteredEncoder(TrainEncoder):
+    """TrainEncoder on a SelectTrainingSet selection."""
+
+    def requires(self):
+        return self.clone(SelectTrainingSet)
+
+    def training_data(self) -> str:
+        return str(self.requires().output_dir / "pairs")
+
+    def input_files(self) -> list[str]:
+        return [self.word_vectors] if self.word_vectors else []
+
+
+@inherits(TrainFilteredEncoder)
+class TrainOnFiltered(EvaluateSTS):
+    """Select, train and evaluate in one command: ``TrainOnFiltered --decile 9 --scorer pp
+    --model lstm_avg --n-pairs 1000000`` (every SelectTrainingSet and TrainEncoder option applies);
+    the STS report is report.md / report.json in its output directory."""
+
+    def requires(self):
+        return self.clone(TrainFilteredEncoder)
+
+
+@inherits(AssignDeciles)
+class CorpusStats(StageTask):
+    """The paper's Table 2 per source domain: average length, average IDF, vocabulary entropy,
+    mean PP score (standard deviations in parentheses) on a seeded sample of each domain."""
+
+    stage = "stats"
+    word_counts = luigi.Parameter(default="../shared/data/wordvec/enwiki_vocab_min200.txt", description="`word count` file for IDF (empty: no IDF row).")
+    per_domain = luigi.IntParameter(default=100_000, description="Sentences sampled per domain (the paper: 100k).")
+
+    def requires(self):
+        return self.clone(AssignDeciles)
+
+    def input_files(self) -> list[str]:
+        return [self.word_counts] if self.word_counts else []
+
+    def build(self, partial_dir: Path) -> dict:
+        files = io.dataset_files(str(self.requires().corpus_dir()))
+        sample_path = partial_dir / "sample.parquet"
+        self.run_pipeline(lambda p: build_domain_sample(p, files, self.per_domain, str(sample_path)))
+        idf = Idf(load_word_counts(self.word_counts)) if self.word_counts else None
+        stats = domain_table2(pq.read_table(sample_path), idf)
+        (partial_dir / "stats.json").write_text(json.dumps(stats, indent=2) + "\n")
+        markdown = table2_markdown(stats)
+        (partial_dir / "stats.md").write_text(markdown)
+        print(markdown)
+        return {"domains": sorted(stats), "sampled": {domain: entry["sentences"] for domain, entry in stats.items()}}
