@@ -118,3 +118,15 @@ def test_bootstrapped_pp_model_then_train_on_decile_9(luigi_workdir, pairs_dir, 
     assert read_manifest(task.requires().output_dir)["pairs"] == selection["selected"]
     report = json.loads((task.output_dir / "report.json").read_text())
     assert report["meta"]["model"] == "word_avg" and "sts_2012_2016_mean" in read_manifest(task.output_dir)
+
+
+def test_release_file_input_is_imported_scored_and_its_rejects_summarized(luigi_workdir, vectors, tmp_path):
+    release = tmp_path / "para-nmt-tiny.txt"
+    good = [f"the man plays {w} .\ta man plays {w} .\t0.{i + 10}" for i, w in enumerate(WORDS * 2)]
+    release.write_text("\n".join([*good, "no score here\tat all"]) + "\n")
+    task = AssignDeciles(pairs=str(release), pp_vectors=vectors)
+    build(task)
+    summary = json.loads((task.output_dir / "summary.json").read_text())
+    assert summary["rows"] == len(good) and summary["rejects"]["import"]["by_reason"] == {"column_count": 1}
+    corpus = pd.read_parquet(task.corpus_dir())
+    assert sorted(corpus.trans_score) == sorted(float(line.rsplit("\t", 1)[1]) for line in good)
