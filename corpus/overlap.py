@@ -8,7 +8,7 @@ trigram count, and 0.0 when the start side has no trigram. The authors tokenized
 ``word_tokenize`` on lowercased text; this project uses lowercased Moses tokens.
 
 ``trigram_overlap`` computes it for a whole batch with numpy: one 64-bit key per (trigram,
-pair), one ``np.isin`` and one ``np.bincount``. ``authors_overlap`` is their per-pair list code,
+pair), one sorted membership test and one ``np.bincount``. ``authors_overlap`` is their per-pair list code,
 kept as the test oracle and the benchmark baseline.
 """
 
@@ -39,6 +39,15 @@ def _trigram_keys(side: Side, vocabulary_size: int) -> tuple[np.ndarray, np.ndar
     return rows, mix64(code ^ mix64(rows.astype(np.uint64) + np.uint64(1)))
 
 
+def _occurs_in(keys: np.ndarray, pool: np.ndarray) -> np.ndarray:
+    """``np.isin(keys, pool)`` by one sort and a binary search (about twice as fast for uint64)."""
+    if len(pool) == 0:
+        return np.zeros(len(keys), dtype=bool)
+    pool = np.sort(pool)
+    positions = np.minimum(np.searchsorted(pool, keys), len(pool) - 1)
+    return pool[positions] == keys
+
+
 def trigram_overlap(batch: TokenBatch) -> np.ndarray:
     """float64 overlap of every pair of the batch (reference = the authors' ``gtoks``)."""
     n, size = len(batch), len(batch.vocabulary)
@@ -52,7 +61,7 @@ def trigram_overlap(batch: TokenBatch) -> np.ndarray:
     start_rows = np.concatenate([ref_rows[ref_is_start], tr_rows[tr_is_start]])
     start_keys = np.concatenate([ref_keys[ref_is_start], tr_keys[tr_is_start]])
     end_keys = np.concatenate([ref_keys[~ref_is_start], tr_keys[~tr_is_start]])
-    found = np.bincount(start_rows[np.isin(start_keys, end_keys)], minlength=n)
+    found = np.bincount(start_rows[_occurs_in(start_keys, end_keys)], minlength=n)
     denominator = np.where(translation_starts, tr_count, ref_count)
     return np.divide(found, denominator, out=np.zeros(n), where=denominator > 0)
 

@@ -51,7 +51,7 @@ class WordAverager:
     def similarity(self, batch: TokenBatch) -> np.ndarray:
         """float64 cosine per pair; 0.0 where a side has no known word."""
         a, b = self.embed(batch)
-        a, b = a.astype(np.float64), b.astype(np.float64)
-        norms = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
-        dots = np.einsum("ij,ij->i", a, b)
+        # float32 embeddings, float64 sums (no float64 copy of the matrices)
+        dots = np.einsum("ij,ij->i", a, b, dtype=np.float64)
+        norms = np.sqrt(np.einsum("ij,ij->i", a, a, dtype=np.float64) * np.einsum("ij,ij->i", b, b, dtype=np.float64))
         return np.divide(dots, norms, out=np.zeros(len(dots)), where=norms > 0)

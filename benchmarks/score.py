@@ -1,0 +1,231 @@
+"""Scoring benchmark: ScorePairs + AssignDeciles on generated pairs, against the authors' per-pair loop.
+
+Rows, in one run on the same generated data (English-like sentences of 3–40 words over a
+Zipfian 20k-word vocabulary, translations with a share of the words changed; 300-dimensional
+random word vectors):
+  * the authors' method, 1 process: per pair, Moses tokenization, their list-based trigram
+    overlap (``get_overlap``), the mean of the word vectors of each side and their cosine; then
+    a Python sort per score to cut deciles (the same tokenizer as ours, so the comparison is
+    about everything after it);
+  * the same two per-pair loops on already tokenized pairs (overlap + PP only), against the
+    vectorized batch core (``TokenBatch`` + ``trigram_overlap`` + ``WordAverager``): the
+    vectorization gain without the shared tokenization cost;
+  * Beam ScorePairs + AssignDeciles (DirectRunner, all cores) at growing sizes: time must grow
+    linearly; the per-core rate gives the projection for 51.4M pairs on 16 cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.common import machine, markdown_table, measure_in_subprocess, peak_rss_mib
+
+VOCABULARY = 20_000
+DIM = 300
+PARANMT_PAIRS = 51_400_000
+
+
+def vocabulary() -> list[str]:
+    letters = np.array(list("etaoinshrdlucmfwypvbgkjqxz"))
+    rng = np.random.default_rng(1)
+    words = {"".join(rng.choice(letters, rng.integers(2, 9))) for _ in range(3 * VOCABULARY)}
+    return sorted(words)[:VOCABULARY]
+
+
+def generate_pairs(n: int, seed: int = 0) -> tuple[list[str], list[str]]:
+    """n (reference, translation) sentences; all token draws are vectorized."""
+    rng = np.random.default_rng(seed)
+    words = np.array(vocabulary() + [",", "."])
+    zipf = 1.0 / np.arange(1, VOCABULARY + 1)
+    lengths = rng.integers(3, 41, n)
+    tokens = rng.choice(VOCABULARY, lengths.sum(), p=zipf / zipf.sum())
+    changed = np.where(rng.random(len(tokens)) < np.repeat(rng.random(n) * 0.6, lengths), rng.choice(VOCABULARY, len(tokens)), tokens)
+    commas = rng.random(len(tokens)) < 0.06
+    tokens[commas] = changed[commas] = VOCABULARY
+    bounds = np.cumsum(lengths)[:-1]
+    references = [" ".join(s).capitalize() + " ." for s in np.split(words[tokens], bounds)]
+    translations = [" ".join(s).capitalize() + " ." for s in np.split(words[changed], bounds)]
+    return references, translations
+
+
+def write_vectors(path: Path) -> None:
+    rng = np.random.default_rng(2)
+    words = vocabulary() + [",", "."]
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(f"{len(words)} {DIM}\n")
+        for word, vector in zip(words, rng.normal(size=(len(words), DIM)).astype(np.float32), strict=True):
+            handle.write(word + " " + " ".join(f"{x:.4f}" for x in vector) + "\n")
+
+
+def write_pairs_dataset(directory: Path, n: int, shards: int) -> None:
+    import pyarrow as pa
+
+    import schemas
+    from corpus.ids import id_hashes
+    from pipelines.io import write_part
+
+    references, translations = generate_pairs(n)
+    ids = [f"news-b{i // 100_000}-00train-f{i // 100:05d}-s{i % 100}" for i in range(n)]
+    rng = np.random.default_rng(3)
+    table = pa.table({
+        "id": ids, "source": ["bench.gz"] * n, "domain": ["news"] * n, "czeng_score": rng.random(n), "cs": [""] * n,
+        "reference": references, "translation": translations, "trans_score": -rng.gamma(2.0, 0.3, n),
+        "trans_n_tokens": np.full(n, 20, np.int32), "truncated": np.zeros(n, bool),
+    }).sort_by("id")
+    shard = id_hashes(table.column("id").to_pylist()) % np.uint64(shards)
+    for s in range(shards):
+        write_part(table.filter(pa.array(shard == s)), schemas.PAIRS, str(directory), s)
+
+
+def authors_pp(reference: list[str], translation: list[str], index: dict, vectors: np.ndarray) -> float:
+    """Per pair: average the known words' vectors of each side and take the cosine."""
+    a = [vectors[index[w]] for w in reference if w in index]
+    b = [vectors[index[w]] for w in translation if w in index]
+    if not a or not b:
+        return 0.0
+    u, v = np.mean(a, axis=0), np.mean(b, axis=0)
+    norm = float(np.linalg.norm(u) * np.linalg.norm(v))
+    return float(u @ v) / norm if norm else 0.0
+
+
+def python_deciles(scores: list[float]) -> list[int]:
+    """Rank by a Python sort and cut into ten equal bins."""
+    order = sorted(range(len(scores)), key=scores.__getitem__)
+    bins = [0] * len(scores)
+    for rank, row in enumerate(order):
+        bins[row] = rank * 10 // len(scores)
+    return bins
+
+
+def run_authors(n: int, vectors_path: str, tokenized: bool) -> float:
+    from corpus.overlap import authors_overlap
+    from corpus.scoring import lower_tokens
+    from corpus.wordvec import load_vectors
+
+    words, vectors = load_vectors(vectors_path)
+    index = {w: i for i, w in enumerate(words)}
+    references, translations = generate_pairs(n)
+    if tokenized:
+        references, translations = lower_tokens(references), lower_tokens(translations)
+    started = time.perf_counter()
+    overlaps, pps = [], []
+    for reference, translation in zip(references, translations, strict=True):
+        if not tokenized:
+            reference, translation = lower_tokens([reference])[0], lower_tokens([translation])[0]
+        overlaps.append(authors_overlap(reference, translation))
+        pps.append(authors_pp(reference, translation, index, vectors))
+    if not tokenized:
+        python_deciles(overlaps)
+        python_deciles(pps)
+    return started
+
+
+def run_vectorized_core(n: int, vectors_path: str, batch_rows: int = 16_384) -> float:
+    from corpus.overlap import trigram_overlap
+    from corpus.scoring import lower_tokens
+    from corpus.similarity import WordAverager
+    from corpus.tokenbatch import TokenBatch
+    from corpus.wordvec import load_vectors
+
+    model = WordAverager(*load_vectors(vectors_path))
+    references, translations = generate_pairs(n)
+    references, translations = lower_tokens(references), lower_tokens(translations)
+    started = time.perf_counter()
+    for start in range(0, n, batch_rows):
+        batch = TokenBatch.from_token_lists(references[start : start + batch_rows], translations[start : start + batch_rows])
+        trigram_overlap(batch)
+        model.similarity(batch)
+    return started
+
+
+def run_beam(pairs_dir: str, vectors_path: str, out: Path, workers: int) -> float:
+    import apache_beam as beam
+
+    from pipelines.batches import Source
+    from pipelines.deciles import SCORER_KEYS, build_assign, decile_ranks, find_cuts
+    from pipelines.io import dataset_files
+    from pipelines.options import pipeline_options
+    from pipelines.score import build_score
+
+    def run_pipeline(build):
+        with beam.Pipeline(options=pipeline_options("DirectRunner", workers)) as pipeline:
+            build(pipeline)
+
+    started = time.perf_counter()
+    run_pipeline(lambda p: build_score(p, dataset_files(pairs_dir), str(out / "scored"), vectors_path))
+    scored = dataset_files(str(out / "scored"))
+    _, cuts = find_cuts(run_pipeline, Source(tuple(scored), SCORER_KEYS), decile_ranks, str(out))
+    run_pipeline(lambda p: build_assign(p, scored, str(out / "corpus"), cuts, 2, str(out / "summary.json")))
+    return started
+
+
+def measure(args) -> None:
+    """Child-process entry: run one mode and print its JSON line (seconds exclude data generation)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.measure == "authors":
+            started = run_authors(args.pairs, args.vectors, tokenized=False)
+        elif args.measure == "authors-tokenized":
+            started = run_authors(args.pairs, args.vectors, tokenized=True)
+        elif args.measure == "core":
+            started = run_vectorized_core(args.pairs, args.vectors)
+        else:
+            started = run_beam(args.source, args.vectors, Path(tmp), args.workers)
+        seconds = time.perf_counter() - started
+    print(json.dumps({"rows": args.pairs, "seconds": seconds, "peak_rss_mib": peak_rss_mib()}))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="250000,500000,1000000", help="Comma-separated pair counts for the Beam rows.")
+    parser.add_argument("--baseline-pairs", type=int, default=100_000, help="Pairs for the per-pair Python rows (they are slow).")
+    parser.add_argument("--workers", type=int, default=0, help="DirectRunner processes (0 = one per core)")
+    parser.add_argument("--shards", type=int, default=16)
+    parser.add_argument("--measure", choices=["authors", "authors-tokenized", "core", "beam"], help=argparse.SUPPRESS)
+    parser.add_argument("--pairs", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--source", help=argparse.SUPPRESS)
+    parser.add_argument("--vectors", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.measure:
+        measure(args)
+        return
+    sizes = [int(size) for size in args.sizes.split(",")]
+    cores = args.workers or os.cpu_count() or 1
+    with tempfile.TemporaryDirectory() as tmp:
+        vectors = Path(tmp) / "vectors.txt"
+        write_vectors(vectors)
+        common = ["--vectors", str(vectors), "--workers", str(args.workers)]
+        base = str(args.baseline_pairs)
+        rows = []
+        for label, mode in (("authors' per-pair loop: tokenize, overlap, PP, Python sort (baseline)", "authors"),
+                            ("authors' per-pair overlap + PP on tokenized pairs", "authors-tokenized"),
+                            ("vectorized batch core on tokenized pairs", "core")):
+            r = measure_in_subprocess("benchmarks.score", "--measure", mode, "--pairs", base, *common)
+            rows.append([label, 1, r["rows"], r["seconds"], r["rows"] / r["seconds"], r["rows"] / r["seconds"], r["peak_rss_mib"]])
+        baseline_rate = rows[0][4]
+        beam_rates = []
+        for size in sizes:
+            source = Path(tmp) / f"pairs-{size}"
+            write_pairs_dataset(source, size, args.shards)
+            r = measure_in_subprocess("benchmarks.score", "--measure", "beam", "--pairs", str(size), "--source", str(source), *common)
+            rate = r["rows"] / r["seconds"]
+            beam_rates.append((size, r["seconds"], rate / cores))
+            rows.append([f"Beam ScorePairs + AssignDeciles, {args.shards} shards", cores, size, r["seconds"], rate, rate / cores, r["peak_rss_mib"]])
+    print(f"Scoring and deciles on generated pairs, {machine()}\n")
+    print(markdown_table(["pipeline", "processes", "pairs", "seconds", "pairs/s", "pairs/s per core", "peak RSS MiB (largest process)"], rows))
+    print("\nGrowth (seconds per 1k pairs must stay flat for linear time):")
+    print(markdown_table(["pairs", "seconds", "seconds per 1k pairs"], [[s, sec, 1000 * sec / s] for s, sec, _ in beam_rates]))
+    per_core = beam_rates[-1][2]
+    hours = PARANMT_PAIRS / (16 * per_core) / 3600
+    print(f"\nPer core: {per_core:,.0f} pairs/s (baseline loop: {baseline_rate:,.0f} pairs/s in one process). "
+          f"51.4M pairs on 16 cores at that rate: {hours:.2f} h ({'under' if hours < 1 else 'over'} one hour).")
+
+
+if __name__ == "__main__":
+    main()
