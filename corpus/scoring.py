@@ -13,8 +13,13 @@ from corpus.tokenbatch import TokenBatch
 
 
 def lower_tokens(texts: Sequence[str]) -> list[list[str]]:
-    """Lowercased Moses tokens of English sentences (Moses has no batch API: one call each)."""
-    return [tokenize(text, "en", lowercase=True) for text in texts]
+    """Lowercased Moses tokens of English sentences. Moses has no batch API (one call per
+    sentence), so each distinct sentence of the batch is tokenized once: real corpora repeat
+    many short sentences ("Thank you.", "Yes.")."""
+    distinct = {text: None for text in texts}
+    for text in distinct:
+        distinct[text] = tokenize(text, "en", lowercase=True)
+    return [distinct[text] for text in texts]
 
 
 def score_texts(references: Sequence[str], translations: Sequence[str], model: WordAverager) -> dict[str, object]:
