@@ -9,3 +9,7 @@ from workflows.encoders import EvaluateSTS, TrainEncoder  # noqa: E402
 
 __all__ += ["EvaluateSTS", "TrainEncoder"]
 
+from workflows.backtranslate import BackTranslate  # noqa: E402
+from workflows.nmt import ConvertTranslator, EvaluateTranslator, TrainSentencePiece, TrainTranslator  # noqa: E402
+
+__all__ += ["BackTranslate", "ConvertTranslator", "EvaluateTranslator", "TrainSentencePiece", "TrainTranslator"]

@@ -1,0 +1,235 @@
+"""Training a cs→en Transformer with fairseq: export piece text, binarize, train, resume.
+
+fairseq's own command-line tools do the work (``fairseq-preprocess``, ``fairseq-train``) in
+subprocesses, so a crash or kill of the trainer never takes the caller down and the
+trainer's output can be streamed into the caller's log. ``fairseq-train`` resumes from
+``checkpoint_last.pt`` in its save directory by itself, so rerunning :func:`train` on the
+same directories continues an interrupted training.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+from collections.abc import Callable, Iterable
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+
+from corpus.ids import id_hashes
+from models.nmt.spm import Codec
+
+SOURCE_LANG, TARGET_LANG = "cs", "en"
+
+_COMMON = [
+    "--optimizer", "adam", "--adam-betas", "(0.9, 0.98)", "--clip-norm", "0.0",
+    "--lr-scheduler", "inverse_sqrt", "--weight-decay", "0.0001",
+    "--criterion", "label_smoothed_cross_entropy", "--label-smoothing", "0.1",
+]
+
+# Architectures. `tiny` trains the embedded demo in minutes on 2 CPU cores (and the tests in
+# seconds); `small` is the usual model for ~100k-pair corpora (csen-more) on one GPU; `base` and
+# `big` are Vaswani et al.'s models for CzEng-sized data.
+PRESETS: dict[str, dict] = {
+    "tiny": {
+        "arch": ["--arch", "transformer", "--encoder-layers", "2", "--decoder-layers", "2",
+                 "--encoder-embed-dim", "64", "--decoder-embed-dim", "64",
+                 "--encoder-ffn-embed-dim", "256", "--decoder-ffn-embed-dim", "256",
+                 "--encoder-attention-heads", "4", "--decoder-attention-heads", "4"],
+        "lr": 2e-3, "warmup_updates": 100, "dropout": 0.1, "max_tokens": 1024, "max_epoch": 30,
+        "max_positions": 256, "threads": 1,
+    },
+    "small": {
+        "arch": ["--arch", "transformer_iwslt_de_en"],
+        "lr": 5e-4, "warmup_updates": 4000, "dropout": 0.3, "max_tokens": 8192, "max_epoch": 60,
+        "max_positions": 512, "threads": 0,
+    },
+    "base": {
+        "arch": ["--arch", "transformer"],
+        "lr": 7e-4, "warmup_updates": 4000, "dropout": 0.1, "max_tokens": 8192, "max_epoch": 0,
+        "max_positions": 512, "threads": 0,
+    },
+    "big": {
+        "arch": ["--arch", "transformer_vaswani_wmt_en_de_big"],
+        "lr": 5e-4, "warmup_updates": 4000, "dropout": 0.3, "max_tokens": 4096, "max_epoch": 0,
+        "max_positions": 512, "threads": 0,
+    },
+}
+
+
+def fairseq_env(threads: int = 0) -> dict[str, str]:
+    """Environment for fairseq processes: torch ≥ 2.6 refuses fairseq's pickled checkpoints otherwise.
+
+    ``threads`` > 0 caps torch's CPU threads: a tiny model gains nothing from more, and on a busy
+    machine spinning OpenMP threads made it ten times slower.
+    """
+    env = {**os.environ, "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}
+    return {**env, "OMP_NUM_THREADS": str(threads)} if threads else env
+
+
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """What ``fairseq-train`` is told; zero / empty values take the preset's."""
+
+    preset: str = "base"
+    max_epoch: int = 0
+    max_update: int = 0
+    max_tokens: int = 0
+    lr: float = 0.0
+    warmup_updates: int = 0
+    dropout: float = -1.0
+    seed: int = 1
+    patience: int = 10
+    save_interval_updates: int = 2000
+    fp16: bool = False
+    cpu: bool = True
+    extra_args: str = ""
+
+    def __post_init__(self):
+        if self.preset not in PRESETS:
+            raise ValueError(f"unknown preset {self.preset!r}; choose one of {sorted(PRESETS)}")
+
+    def value(self, name: str):
+        own = getattr(self, name)
+        return own if (own >= 0 if name == "dropout" else own) else PRESETS[self.preset][name]
+
+    @property
+    def max_positions(self) -> int:
+        return PRESETS[self.preset]["max_positions"]
+
+    @property
+    def threads(self) -> int:
+        return PRESETS[self.preset]["threads"] if self.cpu else 0
+
+    def arguments(self, shared_vocabulary: bool) -> list[str]:
+        max_epoch, max_update = self.value("max_epoch"), self.max_update
+        if not (max_epoch or max_update):
+            raise ValueError(f"preset {self.preset!r} needs max_epoch or max_update")
+        args = [
+            *PRESETS[self.preset]["arch"], *_COMMON,
+            "--lr", str(self.value("lr")), "--warmup-updates", str(self.value("warmup_updates")),
+            "--warmup-init-lr", "1e-07", "--dropout", str(self.value("dropout")),
+            "--max-tokens", str(self.value("max_tokens")), "--seed", str(self.seed),
+            "--max-source-positions", str(self.max_positions),
+            "--max-target-positions", str(self.max_positions),
+            "--share-all-embeddings" if shared_vocabulary else "--share-decoder-input-output-embed",
+            "--patience", str(self.patience),
+            "--no-epoch-checkpoints", "--save-interval-updates", str(self.save_interval_updates),
+            "--keep-interval-updates", "1", "--skip-invalid-size-inputs-valid-test",
+            "--log-format", "simple", "--log-interval", "50",
+        ]
+        if max_epoch:
+            args += ["--max-epoch", str(max_epoch)]
+        if max_update:
+            args += ["--max-update", str(max_update)]
+        args += ["--fp16"] if self.fp16 else []
+        args += ["--cpu"] if self.cpu else []
+        return [*args, *shlex.split(self.extra_args)]
+
+
+def export_pieces(
+    bitext_files: Iterable[str],
+    codec_source: Codec,
+    codec_target: Codec,
+    text_dir: Path,
+    valid_size: int,
+    max_pieces: int,
+    batch_rows: int = 20_000,
+) -> dict:
+    """Write ``{train,valid}.{cs,en}``: sentencepiece pieces joined by spaces, one sentence a line.
+
+    A pair goes to the validation set when its id hash falls in the lowest ``valid_size / rows``
+    of the hash range, at most a tenth (about ``valid_size`` pairs, the same ones on every run). Pairs with a side of
+    more than ``max_pieces`` pieces, or none, are left out of both sets and counted.
+    """
+    files = list(bitext_files)
+    rows = sum(pq.ParquetFile(path).metadata.num_rows for path in files)
+    cutoff = np.uint64(min(0.1, valid_size / max(rows, 1)) * 2.0**64)
+    text_dir.mkdir(parents=True, exist_ok=True)
+    counts = {"train": 0, "valid": 0, "too_long": 0, "empty": 0}
+    with ExitStack() as stack:
+        handles = {
+            (split, lang): stack.enter_context(open(text_dir / f"{split}.{lang}", "w", encoding="utf-8"))
+            for split in ("train", "valid") for lang in (SOURCE_LANG, TARGET_LANG)
+        }
+        for path in files:
+            for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_rows, columns=["id", "cs", "en"]):
+                ids, cs, en = (batch.column(name).to_pylist() for name in ("id", "cs", "en"))
+                is_valid = id_hashes(ids) < cutoff
+                for valid, src, tgt in zip(is_valid, codec_source.encode(cs), codec_target.encode(en), strict=True):
+                    if not src or not tgt:
+                        counts["empty"] += 1
+                        continue
+                    if max(len(src), len(tgt)) > max_pieces:
+                        counts["too_long"] += 1
+                        continue
+                    split = "valid" if valid else "train"
+                    handles[split, SOURCE_LANG].write(" ".join(src) + "\n")
+                    handles[split, TARGET_LANG].write(" ".join(tgt) + "\n")
+                    counts[split] += 1
+    if not counts["train"]:
+        raise ValueError(f"no training pairs left out of {rows} bitext rows: {counts}")
+    return counts
+
+
+def binarize(text_dir: Path, source_dict: Path, target_dict: Path, dest_dir: Path, workers: int = 1) -> None:
+    """``fairseq-preprocess`` the exported pieces with the given dictionaries into ``dest_dir``."""
+    splits = ["--trainpref", str(text_dir / "train")]
+    if (text_dir / f"valid.{SOURCE_LANG}").stat().st_size:
+        splits += ["--validpref", str(text_dir / "valid")]
+    run_tool(
+        "preprocess",
+        ["--source-lang", SOURCE_LANG, "--target-lang", TARGET_LANG,
+         *splits, "--destdir", str(dest_dir), "--srcdict", str(source_dict), "--tgtdict", str(target_dict),
+         "--workers", str(workers), "--dataset-impl", "mmap"],
+    )
+
+
+def train(data_dir: Path, save_dir: Path, config: TrainConfig, shared_vocabulary: bool,
+          on_line: Callable[[str], None] | None = None) -> Path:
+    """Run (or resume) ``fairseq-train``; returns the best checkpoint (lowest validation loss)."""
+    save_dir.mkdir(parents=True, exist_ok=True)
+    has_valid = (data_dir / f"valid.{SOURCE_LANG}-{TARGET_LANG}.{SOURCE_LANG}.bin").exists()
+    args = [str(data_dir), "--source-lang", SOURCE_LANG, "--target-lang", TARGET_LANG,
+            "--save-dir", str(save_dir), *config.arguments(shared_vocabulary)]
+    if not has_valid:
+        args.append("--disable-validation")
+    run_tool("train", args, on_line, config.threads)
+    best = save_dir / ("checkpoint_best.pt" if has_valid else "checkpoint_last.pt")
+    if not best.exists():
+        raise RuntimeError(f"fairseq-train finished without writing {best}")
+    return best
+
+
+def run_tool(name: str, args: list[str], on_line: Callable[[str], None] | None = None, threads: int = 0) -> None:
+    """Run ``fairseq-<name>`` with this interpreter, passing each output line to ``on_line``.
+
+    Raises with the last lines of its output when it fails.
+    """
+    command = [sys.executable, "-c", f"from fairseq_cli.{name} import cli_main; cli_main()", *args]
+    tail: list[str] = []
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          env=fairseq_env(threads)) as process:
+        for line in process.stdout:
+            line = line.rstrip("\n")
+            tail = [*tail[-40:], line]
+            if on_line:
+                on_line(line)
+    if process.returncode:
+        raise RuntimeError(f"fairseq-{name} exited with {process.returncode}:\n" + "\n".join(tail))
+
+
+def model_positions(checkpoint: str) -> tuple[int, int]:
+    """The (source, target) positions a fairseq checkpoint was built for."""
+    import torch
+
+    state = torch.load(checkpoint, map_location="cpu", weights_only=False, mmap=True)
+    model_cfg = state["args"] if state.get("args") is not None else state["cfg"]["model"]
+    return int(model_cfg.max_source_positions), int(model_cfg.max_target_positions)

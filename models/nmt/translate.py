@@ -1,0 +1,266 @@
+"""Translate Czech sentences with a trained cs→en model: CTranslate2 (default) or fairseq's generator.
+
+Both engines share everything but the decoder call: sentencepiece encoding, the truncation
+rule, sorting by length, batching by a token budget, the length limit, detokenization and the
+score. The score of a hypothesis is the mean log-probability per target token (natural log),
+end-of-sentence included, over ``n_tokens`` tokens (end-of-sentence included); it is what
+fairseq reports with ``lenpen=1`` and what CTranslate2 reports with ``length_penalty=1``, and
+both rank finished hypotheses by it, so the two engines pick the same best hypothesis.
+
+Length limit: a hypothesis has at most ``int(max_len_a * source_len + max_len_b)`` tokens before
+its end-of-sentence (``source_len`` = the batch's longest source, end-of-sentence included),
+capped by the model's target positions. fairseq then forces end-of-sentence; CTranslate2 cannot,
+so a CTranslate2 hypothesis still unfinished there is cut to the limit and rescored with
+end-of-sentence appended: the limit and the score mean the same in both engines, but the
+engines may pick different hypotheses for sentences that reach the limit (a model looping).
+
+Truncation rule: a source of more sentencepiece pieces than ``max_source_tokens`` (by default the
+model's source positions minus one for end-of-sentence) is cut to that many pieces and flagged
+``truncated``. A source with no piece at all (empty or only whitespace) is not translated:
+the result is None and the caller rejects it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from models.nmt.spm import Codec
+
+EOS = "</s>"
+ENGINES = ("ctranslate2", "fairseq")
+MODEL_FILE = "nmt.json"
+
+
+@dataclass(frozen=True)
+class NmtModel:
+    """Where a trained model's files are: written by TrainTranslator / ConvertTranslator as ``nmt.json``."""
+
+    checkpoint: str
+    data_dir: str
+    spm_source: str
+    spm_target: str
+    max_source_positions: int
+    max_target_positions: int
+    ct2_dir: str = ""
+
+    def save(self, directory: Path) -> Path:
+        """Write ``nmt.json``; relative paths are relative to ``directory`` (so it can be renamed)."""
+        path = Path(directory) / MODEL_FILE
+        path.write_text(json.dumps(asdict(self), indent=2, sort_keys=True) + "\n")
+        return path
+
+    @classmethod
+    def load(cls, directory: str | Path) -> NmtModel:
+        """Read ``nmt.json`` with every path made absolute."""
+        directory = Path(directory).resolve()
+        fields = json.loads((directory / MODEL_FILE).read_text())
+        for name in ("checkpoint", "data_dir", "spm_source", "spm_target", "ct2_dir"):
+            if fields.get(name):
+                fields[name] = str(directory / fields[name])
+        return cls(**fields)
+
+    def fingerprint(self, engine: str) -> str:
+        """Hash of the contents of the files ``engine`` reads: the identity of the model."""
+        if engine == "ctranslate2":
+            weights = sorted(path for path in Path(self.ct2_dir).iterdir() if path.is_file())
+        else:
+            weights = [Path(self.checkpoint), *sorted(Path(self.data_dir).glob("dict.*.txt"))]
+        digest = hashlib.blake2b(digest_size=16)
+        for path in [*weights, Path(self.spm_source), Path(self.spm_target)]:
+            digest.update(path.name.encode())
+            with open(path, "rb") as handle:
+                while block := handle.read(1 << 22):
+                    digest.update(block)
+        return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    text: str
+    score: float
+    n_tokens: int
+    truncated: bool
+
+
+@dataclass(frozen=True)
+class DecodeOptions:
+    """Decoding settings; the defaults are the paper's beam 12 and a generous length limit."""
+
+    beam_size: int = 12
+    max_source_tokens: int = 0
+    max_len_a: float = 1.5
+    max_len_b: int = 10
+    batch_tokens: int = 4096
+
+
+def token_batches(lengths: list[int], budget: int) -> Iterator[slice]:
+    """Cut ascending ``lengths`` into runs whose padded size (count × longest) fits ``budget``.
+
+    A single item longer than the budget still gets a batch of its own.
+    """
+    start = 0
+    for end in range(1, len(lengths) + 1):
+        if end == len(lengths) or (end + 1 - start) * lengths[end] > budget:
+            yield slice(start, end)
+            start = end
+
+
+class Translator(ABC):
+    """One loaded model: ``translate`` turns Czech sentences into best hypotheses."""
+
+    engine: str
+
+    def __init__(self, model: NmtModel, options: DecodeOptions):
+        self.model, self.options = model, options
+        self.codec = Codec(model.spm_source, model.spm_target)
+        limit = model.max_source_positions - 1
+        self.max_source_tokens = min(options.max_source_tokens or limit, limit)
+        self.max_target_tokens = model.max_target_positions - 1
+
+    def max_len(self, longest_source: int) -> int:
+        """Most tokens before end-of-sentence for a batch whose longest source has this many pieces."""
+        return min(int(self.options.max_len_a * (longest_source + 1) + self.options.max_len_b), self.max_target_tokens)
+
+    def translate(self, texts: list[str]) -> list[Hypothesis | None]:
+        """Best beam hypothesis of each sentence (None for a sentence without any piece)."""
+        pieces = self.codec.encode(texts)
+        truncated = [len(p) > self.max_source_tokens for p in pieces]
+        pieces = [p[: self.max_source_tokens] for p in pieces]
+        order = sorted((i for i, p in enumerate(pieces) if p), key=lambda i: (len(pieces[i]), i))
+        results: list[Hypothesis | None] = [None] * len(texts)
+        lengths = [len(pieces[i]) for i in order]
+        for batch in token_batches(lengths, self.options.batch_tokens):
+            indices = order[batch]
+            decoded = self.decode([pieces[i] for i in indices], self.max_len(lengths[batch][-1]))
+            texts_out = self.codec.decode([tokens for tokens, _ in decoded])
+            for i, text, (tokens, score) in zip(indices, texts_out, decoded, strict=True):
+                results[i] = Hypothesis(text, score, len(tokens) + 1, truncated[i])
+        return results
+
+    def translate_many(self, texts: Sequence[str], chunk_size: int = 4096, progress: bool = True) -> list[Hypothesis | None]:
+        """``translate`` in chunks, with a tqdm bar for interactive use."""
+        results: list[Hypothesis | None] = []
+        with tqdm(total=len(texts), unit="sent", disable=not progress, desc=f"translating ({self.engine})") as bar:
+            for start in range(0, len(texts), chunk_size):
+                results += self.translate(list(texts[start : start + chunk_size]))
+                bar.update(min(chunk_size, len(texts) - start))
+        return results
+
+    @abstractmethod
+    def decode(self, batch: list[list[str]], max_len: int) -> list[tuple[list[str], float]]:
+        """Beam-search a batch; per source: the best hypothesis's pieces (no end-of-sentence) and score."""
+
+
+class Ct2Translator(Translator):
+    engine = "ctranslate2"
+
+    def __init__(self, model: NmtModel, options: DecodeOptions, device: str = "auto",
+                 compute_type: str = "auto", threads: int = 0):
+        import ctranslate2
+
+        super().__init__(model, options)
+        device = resolve_device(self.engine, device)
+        if compute_type == "auto":
+            compute_type = "float16" if device == "cuda" else "default"
+        self.device, self.compute_type = device, compute_type
+        self.translator = ctranslate2.Translator(
+            model.ct2_dir, device=device, compute_type=compute_type, intra_threads=threads
+        )
+
+    def decode(self, batch, max_len):
+        results = self.translator.translate_batch(
+            batch, beam_size=self.options.beam_size, length_penalty=1.0, return_scores=True,
+            return_end_token=True, max_input_length=0, max_decoding_length=max_len + 1,
+        )
+        decoded = []
+        unfinished = []
+        for index, result in enumerate(results):
+            tokens = result.hypotheses[0]
+            if tokens and tokens[-1] == EOS:
+                decoded.append((tokens[:-1], result.scores[0]))
+            else:
+                decoded.append((tokens[:max_len], 0.0))
+                unfinished.append(index)
+        if unfinished:
+            rescored = self.translator.score_batch([batch[i] for i in unfinished], [decoded[i][0] for i in unfinished])
+            for index, scored in zip(unfinished, rescored, strict=True):
+                decoded[index] = (decoded[index][0], float(np.mean(scored.log_probs)))
+        return decoded
+
+
+class FairseqTranslator(Translator):
+    engine = "fairseq"
+
+    def __init__(self, model: NmtModel, options: DecodeOptions, device: str = "auto",
+                 compute_type: str = "auto", threads: int = 0):
+        os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+        import torch
+        from fairseq import checkpoint_utils
+        from fairseq.hub_utils import GeneratorHubInterface
+
+        super().__init__(model, options)
+        if threads:
+            torch.set_num_threads(threads)
+        device = resolve_device(self.engine, device)
+        models, cfg, task = checkpoint_utils.load_model_ensemble_and_task(
+            [model.checkpoint], arg_overrides={"data": model.data_dir}
+        )
+        self.hub = GeneratorHubInterface(cfg, task, models).eval()
+        self.hub.cfg.dataset.max_tokens = None
+        half = device == "cuda" and compute_type in ("auto", "float16")
+        if device == "cuda":
+            self.hub.cuda()
+        if half:
+            self.hub.half()
+        self.device, self.compute_type = device, "float16" if half else "float32"
+        self.source_dictionary, self.target_dictionary = task.source_dictionary, task.target_dictionary
+
+    def decode(self, batch, max_len):
+        tokens = [
+            self.source_dictionary.encode_line(" ".join(p), add_if_not_exist=False, append_eos=True).long()
+            for p in batch
+        ]
+        self.hub.cfg.dataset.batch_size = len(batch)
+        hypotheses = self.hub.generate(
+            tokens, beam=self.options.beam_size, lenpen=1.0, max_len_a=0, max_len_b=max_len
+        )
+        decoded = []
+        for best in (h[0] for h in hypotheses):
+            ids = best["tokens"].tolist()
+            if ids and ids[-1] == self.target_dictionary.eos():
+                ids = ids[:-1]
+            decoded.append(([self.target_dictionary[i] for i in ids], float(best["score"])))
+        return decoded
+
+
+def resolve_device(engine: str, device: str) -> str:
+    """``auto`` becomes ``cuda`` when the engine sees a GPU, else ``cpu``."""
+    if device != "auto":
+        return device
+    if engine == "ctranslate2":
+        import ctranslate2
+
+        return "cuda" if ctranslate2.get_cuda_device_count() else "cpu"
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def load_translator(model: NmtModel, engine: str = "ctranslate2", options: DecodeOptions | None = None,
+                    device: str = "auto", compute_type: str = "auto", threads: int = 0) -> Translator:
+    """Load ``model`` for ``engine`` (``ctranslate2`` needs the converted model, ``fairseq`` the checkpoint)."""
+    engines = {"ctranslate2": Ct2Translator, "fairseq": FairseqTranslator}
+    if engine not in engines:
+        raise ValueError(f"unknown engine {engine!r}; choose one of {ENGINES}")
+    if engine == "ctranslate2" and not model.ct2_dir:
+        raise ValueError("the ctranslate2 engine needs a converted model (ConvertTranslator)")
+    return engines[engine](model, options or DecodeOptions(), device, compute_type, threads)

@@ -1,0 +1,199 @@
+"""BackTranslate: ``bitext`` shards → RunInference (cs→en, beam 12) → ``pairs`` shards, same numbers.
+
+Each bitext shard is read in chunks of ``chunk_rows`` rows (in the shard's id order), and a chunk
+is the unit of inference: the model handler sorts the chunk's sentences by length, batches them
+by a token budget and keeps the best beam hypothesis. Chunks depend only on the shard, so a shard
+translated twice (a retried bundle, a resumed run) gives the same rows. A shard's results are
+grouped, sorted by id and written under a temporary name, then renamed: a ``part-NNNNN.parquet``
+in the output is always complete, and :func:`pending_shards` lists the shards still to do.
+
+Rule for sources the model cannot take (see ``models.nmt.translate``): sources longer than the
+model's limit are truncated to it and flagged ``truncated``; sources without any sentencepiece
+piece are rejected (``rejects`` dataset, reason ``empty_source``).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import apache_beam as beam
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.ml.inference.base import (
+    KeyedModelHandler,
+    ModelHandler,
+    PredictionResult,
+    RunInference,
+)
+
+import schemas
+from models.nmt.translate import DecodeOptions, NmtModel, Translator, load_translator
+from pipelines.io import dataset_files, part_path
+
+STAGE = "backtranslate"
+log = logging.getLogger(__name__)
+_PART = re.compile(r"part-(\d+)\.parquet$")
+_BITEXT_COLUMNS = ["id", "source", "line", "domain", "czeng_score", "cs", "en"]
+
+
+def shard_number(path: str) -> int:
+    return int(_PART.search(path).group(1))
+
+
+def pending_shards(bitext_dir: str, pairs_dir: str) -> list[str]:
+    """Bitext shard files whose pairs shard is not written yet."""
+    done = {shard_number(path) for path in dataset_files(pairs_dir)}
+    return [path for path in dataset_files(bitext_dir) if shard_number(path) not in done]
+
+
+def read_chunks(path: str, chunk_rows: int) -> Iterator[tuple[int, pa.RecordBatch]]:
+    """A bitext shard as (shard number, record batch of at most ``chunk_rows`` rows)."""
+    shard = shard_number(path)
+    with FileSystems.open(path) as handle:
+        for batch in pq.ParquetFile(handle).iter_batches(batch_size=chunk_rows, columns=_BITEXT_COLUMNS):
+            yield shard, batch
+
+
+@dataclass(frozen=True)
+class TranslatorSpec:
+    """Everything a worker needs to load the translator (the model's files must be readable there)."""
+
+    model: NmtModel
+    engine: str = "ctranslate2"
+    device: str = "auto"
+    compute_type: str = "auto"
+    threads: int = 0
+    options: DecodeOptions = field(default_factory=DecodeOptions)
+
+    def load(self) -> Translator:
+        return load_translator(self.model, self.engine, self.options, self.device, self.compute_type, self.threads)
+
+
+class TranslatorHandler(ModelHandler[pa.RecordBatch, PredictionResult, Translator]):
+    """Loads the translator once per worker process (or once per machine, shared) and translates chunks."""
+
+    def __init__(self, spec: TranslatorSpec, share_across_processes: bool = False):
+        super().__init__()
+        self.spec, self.share = spec, share_across_processes
+        self._translated, self._started, self._last_log = 0, 0.0, 0.0
+
+    def load_model(self) -> Translator:
+        translator = self.spec.load()
+        log.info("loaded %s translator (%s, %s)", translator.engine, translator.device, translator.compute_type)
+        return translator
+
+    def share_model_across_processes(self) -> bool:
+        return self.share
+
+    def batch_elements_kwargs(self):
+        # An element is already a chunk of many sentences: one chunk per inference call.
+        return {"min_batch_size": 1, "max_batch_size": 1}
+
+    def get_num_bytes(self, batch) -> int:
+        return sum(chunk.nbytes for chunk in batch)
+
+    def get_metrics_namespace(self) -> str:
+        return "BackTranslate"
+
+    def run_inference(self, batch, model, inference_args=None):
+        self._started = self._started or time.time()
+        results = []
+        for chunk in batch:
+            hypotheses = model.translate(chunk.column("cs").to_pylist())
+            results.append(PredictionResult(chunk, hypotheses))
+            self._translated += chunk.num_rows
+        if time.time() - self._last_log > 30:
+            self._last_log = time.time()
+            rate = self._translated / max(self._last_log - self._started, 1e-9)
+            log.info("this worker translated %d sentences (%.1f sentences/s)", self._translated, rate)
+        return results
+
+
+def shard_tables(results: list[PredictionResult]) -> tuple[pa.Table, pa.Table]:
+    """One shard's ``pairs`` rows (sorted by id) and its ``rejects`` rows."""
+    chunks = [(result.example, result.inference) for result in results]
+    rows = pa.Table.from_batches([chunk for chunk, _ in chunks])
+    hypotheses = [h for _, hyps in chunks for h in hyps]
+    kept = pa.array([h is not None for h in hypotheses], pa.bool_())
+    good = [h for h in hypotheses if h is not None]
+    pairs = rows.filter(kept).select(["id", "source", "domain", "czeng_score", "cs", "en"]).rename_columns(
+        ["id", "source", "domain", "czeng_score", "cs", "reference"]
+    )
+    pairs = pairs.append_column("translation", pa.array([h.text for h in good], pa.string()))
+    pairs = pairs.append_column("trans_score", pa.array([h.score for h in good], pa.float64()))
+    pairs = pairs.append_column("trans_n_tokens", pa.array([h.n_tokens for h in good], pa.int32()))
+    pairs = pairs.append_column("truncated", pa.array([h.truncated for h in good], pa.bool_()))
+    pairs = pairs.sort_by("id")
+    dropped = rows.filter(pc.invert(kept)).sort_by([("source", "ascending"), ("line", "ascending")])
+    rejects = pa.table({
+        "stage": [STAGE] * dropped.num_rows,
+        "source": dropped.column("source"),
+        "line": dropped.column("line"),
+        "reason": ["empty_source"] * dropped.num_rows,
+        "detail": [f"pair {pair_id}: the Czech side has no sentencepiece piece" for pair_id in dropped.column("id").to_pylist()],
+        "raw": [f"{cs}\t{en}" for cs, en in zip(dropped.column("cs").to_pylist(), dropped.column("en").to_pylist(), strict=True)],
+    })
+    return pairs, rejects
+
+
+def write_part_atomically(table: pa.Table, schema: pa.Schema, dataset_dir: str, shard: int) -> int:
+    """Write a shard under a temporary name and rename it, so a ``part-*`` file is always whole."""
+    final = part_path(dataset_dir, shard)
+    temporary = FileSystems.join(dataset_dir, f".tmp-{uuid.uuid4().hex}-part-{shard:05d}")
+    with FileSystems.create(temporary) as handle:
+        rows = schemas.write_table(table, schema, handle)
+    if FileSystems.exists(final):
+        FileSystems.delete([final])
+    FileSystems.rename([temporary], [final])
+    return rows
+
+
+class WriteShard(beam.DoFn):
+    """Write a shard's rejects (if any), then its pairs part: the pairs part marks the shard done."""
+
+    def __init__(self, pairs_dir: str, rejects_dir: str):
+        self.pairs_dir, self.rejects_dir = pairs_dir, rejects_dir
+
+    def process(self, keyed):
+        shard, results = keyed
+        pairs, rejects = shard_tables(list(results))
+        if rejects.num_rows:
+            write_part_atomically(rejects, schemas.REJECTS, self.rejects_dir, shard)
+        yield shard, write_part_atomically(pairs, schemas.PAIRS, self.pairs_dir, shard)
+
+
+def build_backtranslate(
+    pipeline: beam.Pipeline,
+    shard_files: list[str],
+    pairs_dir: str,
+    rejects_dir: str,
+    spec: TranslatorSpec,
+    chunk_rows: int = 4096,
+    share_model: bool = False,
+):
+    """Add the back-translation transforms for ``shard_files``; returns the (shard, rows) written."""
+    handler = KeyedModelHandler(TranslatorHandler(spec, share_model))
+    return (
+        pipeline
+        | "Shards" >> beam.Create(shard_files)
+        | "SpreadShards" >> beam.Reshuffle()
+        | "ReadChunks" >> beam.FlatMap(read_chunks, chunk_rows)
+        | "Translate" >> RunInference(handler)
+        | "GroupShards" >> beam.GroupByKey()
+        | "WriteShards" >> beam.ParDo(WriteShard(pairs_dir, rejects_dir))
+    )
+
+
+def remove_temporaries(dataset_dir: str) -> None:
+    """Delete half-written temporary parts left by a killed run."""
+    pattern = FileSystems.join(dataset_dir, ".tmp-*")
+    stale = [meta.path for match in FileSystems.match([pattern]) for meta in match.metadata_list]
+    if stale:
+        FileSystems.delete(stale)

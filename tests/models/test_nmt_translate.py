@@ -1,0 +1,86 @@
+"""The trained toy model: resumed training, both engines, the score definition, the source rules."""
+
+import numpy as np
+import pytest
+from nmt_fixtures import EPOCHS_FIRST, tiny_nmt_fixture, toy_pairs  # noqa: F401 - the tiny_nmt fixture
+
+from models.nmt.translate import DecodeOptions, load_translator, token_batches
+
+TIE = 2e-3  # score differences between the engines' float32 kernels stay well below this
+
+
+@pytest.fixture(scope="module")
+def test_sentences():
+    return [cs for cs, _ in toy_pairs(120, seed=5)]
+
+
+def test_second_training_call_resumed_from_the_last_checkpoint(tiny_nmt):
+    first_epochs = [line for line in tiny_nmt.first_log if "| valid on" in line]
+    assert len(first_epochs) == EPOCHS_FIRST
+    loaded = [line for line in tiny_nmt.resumed_log if "Loaded checkpoint" in line]
+    assert loaded and "checkpoint_last.pt" in loaded[0] and f"(epoch {EPOCHS_FIRST + 1} @" in loaded[0]
+    resumed_epochs = [line for line in tiny_nmt.resumed_log if "| valid on" in line]
+    assert f"epoch {EPOCHS_FIRST + 1:03d}" in resumed_epochs[0]
+
+
+def test_model_learned_the_toy_language(tiny_nmt):
+    pairs = toy_pairs(100, seed=6)
+    hypotheses = load_translator(tiny_nmt.model).translate([cs for cs, _ in pairs])
+    heads = [h.text.split()[:3] == en.split()[:3] for h, (_, en) in zip(hypotheses, pairs, strict=True)]
+    assert np.mean(heads) >= 0.8
+
+
+def test_ctranslate2_and_fairseq_pick_the_same_hypothesis_with_the_same_score(tiny_nmt, test_sentences):
+    ct2 = load_translator(tiny_nmt.model, "ctranslate2").translate(test_sentences)
+    fairseq = load_translator(tiny_nmt.model, "fairseq").translate(test_sentences)
+    same = [a.text == b.text for a, b in zip(ct2, fairseq, strict=True)]
+    assert np.mean(same) >= 0.95
+    for a, b in zip(ct2, fairseq, strict=True):
+        # Where the engines disagree, the two hypotheses must be tied within float noise.
+        assert abs(a.score - b.score) < TIE
+        if a.text == b.text:
+            assert a.n_tokens == b.n_tokens
+
+
+def test_score_is_the_mean_log_probability_per_token_with_end_of_sentence(tiny_nmt, test_sentences):
+    translator = load_translator(tiny_nmt.model, "ctranslate2")
+    hypotheses = translator.translate(test_sentences[:20])
+    sources = translator.codec.encode(test_sentences[:20])
+    targets = [translator.codec.target.encode(h.text, out_type=str) for h in hypotheses]
+    for hypothesis, scored in zip(hypotheses, translator.translator.score_batch(sources, targets), strict=True):
+        assert len(scored.log_probs) == hypothesis.n_tokens
+        assert hypothesis.score == pytest.approx(np.mean(scored.log_probs), abs=1e-3)
+        assert hypothesis.score < 0
+
+
+@pytest.mark.parametrize("engine", ["ctranslate2", "fairseq"])
+def test_length_limit_holds_in_both_engines(tiny_nmt, test_sentences, engine):
+    translator = load_translator(tiny_nmt.model, engine, DecodeOptions(max_len_a=0, max_len_b=3))
+    hypotheses = translator.translate(test_sentences[:10])
+    assert max(h.n_tokens for h in hypotheses) == 4  # three pieces and the end of sentence
+    assert all(np.isfinite(h.score) for h in hypotheses)
+
+
+def test_long_sources_are_truncated_and_empty_ones_refused(tiny_nmt):
+    translator = load_translator(tiny_nmt.model, "ctranslate2", DecodeOptions(max_source_tokens=6))
+    short, long_, empty, blank = translator.translate(["Pes.", "Pes vidí kočka ryba strom řeka.", "", "  \t "])
+    assert short.truncated is False and long_.truncated is True
+    assert empty is None and blank is None
+    model_limit = load_translator(tiny_nmt.model, "ctranslate2")
+    assert model_limit.max_source_tokens == tiny_nmt.model.max_source_positions - 1
+    (huge,) = model_limit.translate([" ".join(["pes"] * 400)])
+    assert huge.truncated and huge.n_tokens >= 1
+
+
+def test_int8_compute_type_translates_too(tiny_nmt, test_sentences):
+    int8 = load_translator(tiny_nmt.model, "ctranslate2", compute_type="int8").translate(test_sentences[:20])
+    float32 = load_translator(tiny_nmt.model, "ctranslate2").translate(test_sentences[:20])
+    assert np.mean([a.text == b.text for a, b in zip(int8, float32, strict=True)]) >= 0.7
+
+
+def test_token_batches_respect_the_budget():
+    lengths = [1, 2, 2, 3, 5, 9, 30]
+    batches = list(token_batches(lengths, budget=10))
+    assert [lengths[b] for b in batches] == [[1, 2, 2], [3, 5], [9], [30]]
+    assert sum(b.stop - b.start for b in batches) == len(lengths)
+    assert list(token_batches([], budget=10)) == []

@@ -1,0 +1,90 @@
+"""The BackTranslate Beam pipeline: one pairs row per input, the source rules, shard-level resume."""
+
+import apache_beam as beam
+import pandas as pd
+import pyarrow as pa
+import pytest
+from apache_beam.options.pipeline_options import PipelineOptions
+from nmt_fixtures import bitext_table, tiny_nmt_fixture, toy_pairs  # noqa: F401 - the tiny_nmt fixture
+
+import schemas
+from corpus.ids import shard_of
+from models.nmt.translate import DecodeOptions
+from pipelines import io
+from pipelines.backtranslate import (
+    TranslatorSpec,
+    build_backtranslate,
+    pending_shards,
+    remove_temporaries,
+)
+
+SHARDS = 3
+
+
+@pytest.fixture
+def bitext_dir(tmp_path):
+    """A sharded bitext dataset with one over-long and one empty Czech side (ingest never writes empty ones)."""
+    pairs = [*toy_pairs(40, seed=3), ("Pes vidí " + "kočka " * 30 + ".", "The dog sees many cats."), ("", "Empty.")]
+    table = bitext_table(pairs)
+    shards = [shard_of(pair_id, SHARDS) for pair_id in table.column("id").to_pylist()]
+    for shard in range(SHARDS):
+        rows = table.filter(pa.array([s == shard for s in shards]))
+        io.write_part(rows, schemas.BITEXT, str(tmp_path / "bitext"), shard)
+    return tmp_path / "bitext"
+
+
+def run(bitext_dir, out, model, **kwargs):
+    pairs_dir, rejects_dir = str(out / "pairs"), str(out / "rejects")
+    spec = TranslatorSpec(model, options=DecodeOptions(max_source_tokens=20), threads=1)
+    with beam.Pipeline(options=PipelineOptions(["--runner=DirectRunner"])) as p:
+        build_backtranslate(p, pending_shards(str(bitext_dir), pairs_dir), pairs_dir, rejects_dir, spec, chunk_rows=16, **kwargs)
+    return pairs_dir, rejects_dir
+
+
+def parts(directory):
+    return {path.rsplit("/", 1)[-1]: pd.read_parquet(path) for path in io.dataset_files(str(directory))}
+
+
+def test_pairs_have_one_row_per_translatable_input_and_rejects_the_rest(bitext_dir, tmp_path, tiny_nmt):
+    pairs_dir, rejects_dir = run(bitext_dir, tmp_path / "out", tiny_nmt.model)
+    bitext = pd.read_parquet(bitext_dir)
+    pairs = pd.read_parquet(pairs_dir)
+    assert list(pairs.columns) == schemas.PAIRS.names
+    assert sorted(pairs.id) == sorted(bitext.id[bitext.cs != ""])
+    assert (pairs.reference.values == bitext.set_index("id").loc[pairs.id, "en"].values).all()
+    assert pairs.translation.str.startswith("The").mean() > 0.8
+    assert (pairs.trans_score < 0).all() and (pairs.trans_n_tokens >= 2).all()
+    assert pairs.truncated.sum() == 1 and pairs[pairs.truncated].reference.item() == "The dog sees many cats."
+    rejects = pd.read_parquet(rejects_dir)
+    assert list(rejects.columns) == schemas.REJECTS.names
+    assert rejects[["stage", "reason", "raw"]].values.tolist() == [["backtranslate", "empty_source", "\tEmpty."]]
+    for name, part in parts(pairs_dir).items():
+        assert list(part.id) == sorted(part.id)
+        assert {shard_of(pair_id, SHARDS) for pair_id in part.id} == {int(name[5:10])}
+    assert io.dataset_rows(pairs_dir) + io.dataset_rows(rejects_dir) == len(bitext)
+
+
+def test_a_resumed_run_translates_only_missing_shards_and_gives_the_same_rows(bitext_dir, tmp_path, tiny_nmt):
+    first_pairs, _ = run(bitext_dir, tmp_path / "first", tiny_nmt.model)
+    first = parts(first_pairs)
+    resumed_dir = tmp_path / "resumed"
+    done = io.part_path(str(resumed_dir / "pairs"), 1)
+    (resumed_dir / "pairs").mkdir(parents=True)
+    with open(done, "wb") as handle, open(io.part_path(first_pairs, 1), "rb") as source:
+        handle.write(source.read())
+    (resumed_dir / "pairs" / ".tmp-deadbeef-part-00002").write_bytes(b"half a file")
+    remove_temporaries(str(resumed_dir / "pairs"))
+    assert [p.rsplit("/", 1)[-1] for p in pending_shards(str(bitext_dir), str(resumed_dir / "pairs"))] == [
+        "part-00000.parquet", "part-00002.parquet"]
+    run(bitext_dir, resumed_dir, tiny_nmt.model)
+    resumed = parts(resumed_dir / "pairs")
+    assert sorted(resumed) == sorted(first) and not list((resumed_dir / "pairs").glob(".tmp-*"))
+    for name in first:
+        pd.testing.assert_frame_equal(resumed[name], first[name])
+    assert pending_shards(str(bitext_dir), str(resumed_dir / "pairs")) == []
+
+
+def test_model_shared_across_processes_gives_the_same_rows(bitext_dir, tmp_path, tiny_nmt):
+    own, _ = run(bitext_dir, tmp_path / "own", tiny_nmt.model)
+    shared, _ = run(bitext_dir, tmp_path / "shared", tiny_nmt.model, share_model=True)
+    pd.testing.assert_frame_equal(pd.read_parquet(shared), pd.read_parquet(own))

@@ -1,0 +1,84 @@
+"""BackTranslate and BuildParaNMT as Luigi tasks: training, a given checkpoint, the manifest."""
+
+import gzip
+import json
+
+import luigi
+import pandas as pd
+import pytest
+from nmt_fixtures import tiny_nmt_fixture, toy_pairs  # noqa: F401 - the tiny_nmt fixture
+
+import schemas
+from workflows import BackTranslate, BuildParaNMT, EvaluateTranslator, TrainTranslator
+from workflows.base import read_manifest
+
+
+def czeng_file(path, pairs):
+    with gzip.open(path, "wt", encoding="utf-8") as handle:
+        for n, (cs, en) in enumerate(pairs):
+            handle.write(f"toy-b1-00train-f00001-s{n}\t0.9\t{cs}\t{en}\n")
+    return str(path)
+
+
+def given(tiny_nmt):
+    model = tiny_nmt.model
+    return {"checkpoint": model.checkpoint, "dict_dir": model.data_dir, "spm_model": model.spm_source}
+
+
+def test_build_with_a_given_checkpoint_skips_training_and_writes_pairs(luigi_workdir, tmp_path, tiny_nmt):
+    inputs = czeng_file(tmp_path / "toy.train.gz", toy_pairs(60, seed=4))
+    build = BuildParaNMT(inputs=inputs, **given(tiny_nmt))
+    assert luigi.build([build], local_scheduler=True, log_level="WARNING")
+    task = build.requires()
+    assert task.translator == given(tiny_nmt) and not list(luigi_workdir.glob("nmt-spm"))
+    manifest = read_manifest(task.output_dir)
+    assert manifest["engine"] == "ctranslate2" and manifest["device"] == "cpu"
+    assert len(manifest["model_fingerprint"]) == 32
+    assert manifest["rows"] == {"pairs": 60, "truncated": 0} and manifest["rejects"]["total"] == 0
+    assert manifest["translated_this_run"] == 60 and manifest["sentences_per_second"] > 0
+    pairs = pd.read_parquet(task.output_dir / "pairs")
+    assert list(pairs.columns) == schemas.PAIRS.names and len(pairs) == 60
+    assert (pairs.domain == "toy").all() and (pairs.czeng_score == 0.9).all()
+    trained = json.loads((TrainTranslator(inputs=inputs, **given(tiny_nmt)).output_dir / "nmt.json").read_text())
+    assert trained["checkpoint"] == tiny_nmt.model.checkpoint
+
+
+def test_fairseq_engine_gives_the_same_pairs_as_ctranslate2(luigi_workdir, tmp_path, tiny_nmt):
+    inputs = czeng_file(tmp_path / "toy.train.gz", toy_pairs(30, seed=8))
+    tasks = [BackTranslate(inputs=inputs, translator=given(tiny_nmt), engine=engine) for engine in ("ctranslate2", "fairseq")]
+    assert luigi.build(tasks, local_scheduler=True, log_level="WARNING")
+    ct2, fairseq = (pd.read_parquet(task.output_dir / "pairs") for task in tasks)
+    assert (ct2.translation == fairseq.translation).mean() >= 0.9
+    assert (ct2.trans_score - fairseq.trans_score).abs().max() < 2e-3
+    assert read_manifest(tasks[1].output_dir)["engine"] == "fairseq"
+
+
+def test_training_through_luigi_then_back_translation(luigi_workdir, tmp_path):
+    inputs = czeng_file(tmp_path / "toy.train.gz", toy_pairs(200, seed=9))
+    train = TrainTranslator(inputs=inputs, preset="tiny", max_epoch=2)
+    build = BackTranslate(inputs=inputs, translator={"preset": "tiny", "max_epoch": 2}, beam_size=2)
+    assert luigi.build([build], local_scheduler=True, log_level="WARNING")
+    manifest = read_manifest(train.output_dir)
+    assert manifest["device"] == "cpu" and manifest["pairs"]["train"] + manifest["pairs"]["valid"] == 200
+    assert (train.output_dir / "checkpoints" / "checkpoint_last.pt").exists()
+    assert read_manifest(build.output_dir)["rows"]["pairs"] == 200
+
+
+@pytest.mark.slow
+def test_newstest2021_sources_end_to_end_and_evaluation(luigi_workdir, tiny_nmt):
+    from tests.conftest import require_shared
+
+    wmt21 = require_shared("csen", "wmt21")
+    source, reference = wmt21 / "newstest2021.cs-en.src.cs", wmt21 / "newstest2021.cs-en.ref.A.en"
+    task = BackTranslate(inputs=f"{source}::{reference}", translator=given(tiny_nmt))
+    evaluation = EvaluateTranslator(translator=given(tiny_nmt), source=str(source), reference=str(reference),
+                                    baseline=str(wmt21 / "newstest2021.cs-en.hyp.CUNI-Transformer2018.en"))
+    assert luigi.build([task, evaluation], local_scheduler=True, log_level="WARNING")
+    lines = len(source.read_text().splitlines())
+    manifest = read_manifest(task.output_dir)
+    assert manifest["rows"]["pairs"] + manifest["rejects"]["total"] == lines
+    pairs = pd.read_parquet(task.output_dir / "pairs")
+    assert pairs.translation.str.len().gt(0).mean() > 0.9 and pairs.trans_score.lt(0).all()
+    scores = read_manifest(evaluation.output_dir)["scores"]
+    assert scores["newstest2021.cs-en.hyp.CUNI-Transformer2018.en"]["bleu"] > 20
+    assert (evaluation.output_dir / "report.md").exists()

@@ -1,0 +1,116 @@
+"""BackTranslate: the Czech side of the bitext → English, paired with the original English (``pairs``)."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import luigi
+import pyarrow.parquet as pq
+
+import schemas
+from models.nmt.translate import ENGINES, DecodeOptions, NmtModel, resolve_device
+from pipelines import io
+from pipelines.backtranslate import (
+    TranslatorSpec,
+    build_backtranslate,
+    pending_shards,
+    remove_temporaries,
+)
+from workflows.base import StageTask
+from workflows.config import paranmt
+from workflows.ingest import IngestBitext
+from workflows.nmt import ConvertTranslator, model_task
+
+
+class BackTranslate(StageTask):
+    """Translate every bitext shard with beam search (RunInference) into the ``pairs`` dataset.
+
+    Resumable per shard: finished ``pairs`` shards in the partial output survive a restart and
+    are not translated again.
+    """
+
+    stage = "backtranslate"
+    keeps_partial_output = True
+
+    inputs = IngestBitext.inputs
+    translator = ConvertTranslator.translator
+    engine = luigi.ChoiceParameter(default="ctranslate2", choices=ENGINES, description="ctranslate2 (fast, default) or fairseq (its own generator).")
+    beam_size = luigi.IntParameter(default=12, description="Beam size (the paper: 12); the best hypothesis is kept.")
+    max_source_tokens = luigi.IntParameter(default=0, description="Sources with more sentencepiece pieces are truncated and flagged (0: the model's limit).")
+    max_len_a = luigi.FloatParameter(default=1.5, description="Hypotheses have at most a × source length + b pieces.")
+    max_len_b = luigi.IntParameter(default=10, description="See max_len_a.")
+    batch_tokens = luigi.IntParameter(default=4096, description="Token budget of one decoder batch (sentences × longest source).")
+    chunk_rows = luigi.IntParameter(default=4096, description="Sentences per inference element, sorted by length inside.")
+    device = luigi.ChoiceParameter(default="auto", choices=["auto", "cpu", "cuda"], description="auto: the GPU when there is one.")
+    compute_type = luigi.Parameter(default="auto", description="CTranslate2 compute type: auto (float16 on GPU, the stored type on CPU), int8, float32, …")
+    threads = luigi.IntParameter(default=0, significant=False, description="CPU threads per worker (0: cores / DirectRunner workers).")
+    share_model = luigi.BoolParameter(default=False, significant=False, description="One model per machine shared by the worker processes (saves GPU memory).")
+
+    def requires(self):
+        return {"bitext": IngestBitext(inputs=self.inputs), "model": model_task(self.inputs, self.engine, self.translator)}
+
+    def _threads(self, device: str) -> int:
+        if self.threads or device != "cpu" or paranmt().runner != "DirectRunner":
+            return self.threads
+        cores = os.cpu_count() or 1
+        return max(1, cores // (paranmt().direct_num_workers or cores))
+
+    def build(self, partial_dir: Path) -> dict:
+        bitext_dir = str(self.requires()["bitext"].bitext_dir())
+        pairs_dir, rejects_dir = str(partial_dir / "pairs"), str(partial_dir / "rejects")
+        for directory in (pairs_dir, rejects_dir):
+            remove_temporaries(directory)
+        model = NmtModel.load(self.requires()["model"].output_dir)
+        device = resolve_device(self.engine, self.device)
+        options = DecodeOptions(self.beam_size, self.max_source_tokens, self.max_len_a, self.max_len_b, self.batch_tokens)
+        spec = TranslatorSpec(model, self.engine, device, self.compute_type, self._threads(device), options)
+        pending = pending_shards(bitext_dir, pairs_dir)
+        total = io.dataset_rows(bitext_dir)
+        already = io.dataset_rows(pairs_dir) + io.dataset_rows(rejects_dir)
+        self.progress(f"{len(pending)} shard(s) to translate with {self.engine} on {device}, beam {self.beam_size}")
+        started = time.time()
+        if pending:
+            with self._reporting(pairs_dir, total, already, started):
+                self.run_pipeline(lambda p: build_backtranslate(p, pending, pairs_dir, rejects_dir, spec, self.chunk_rows, self.share_model))
+        seconds = time.time() - started
+        io.ensure_nonempty(pairs_dir, schemas.PAIRS)
+        io.ensure_nonempty(rejects_dir, schemas.REJECTS)
+        rows, rejects = io.dataset_rows(pairs_dir), io.rejects_by_reason(rejects_dir)
+        translated = rows + sum(rejects.values()) - already
+        truncated = sum(pq.read_table(path, columns=["truncated"]).column(0).to_numpy().sum() for path in io.dataset_files(pairs_dir))
+        rate = translated / seconds if seconds else 0.0
+        self.progress(f"{rows} pairs ({translated} translated now, {rate:.1f} sentences/s), {int(truncated)} truncated", 100)
+        return {
+            "schema": {"pairs": schemas.version_of(schemas.PAIRS), "rejects": schemas.version_of(schemas.REJECTS)},
+            "engine": self.engine,
+            "device": device,
+            "compute_type": self.compute_type,
+            "model_fingerprint": model.fingerprint(self.engine),
+            "rows": {"pairs": rows, "truncated": int(truncated)},
+            "rejects": {"total": sum(rejects.values()), "by_reason": rejects},
+            "translated_this_run": translated,
+            "sentences_per_second": round(rate, 2),
+        }
+
+    @contextmanager
+    def _reporting(self, pairs_dir: str, total: int, already: int, started: float, every: float = 10.0):
+        """Report finished sentences and sentences/s while the pipeline runs (finished shards are counted)."""
+        stop = threading.Event()
+
+        def report():
+            while not stop.wait(every):
+                done = io.dataset_rows(pairs_dir)
+                rate = (done - already) / (time.time() - started)
+                self.progress(f"{done}/{total} sentences translated ({rate:.1f} sentences/s)", 100 * done / max(total, 1))
+
+        thread = threading.Thread(target=report, daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join()

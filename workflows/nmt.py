@@ -1,0 +1,227 @@
+"""The cs→en model: TrainSentencePiece → TrainTranslator (fairseq) → ConvertTranslator (CTranslate2).
+
+``EvaluateTranslator`` scores the model on newstest2021 (BLEU, chrF) next to a real system's output.
+A user with a trained fairseq cs→en checkpoint passes it to TrainTranslator (``checkpoint``,
+``dict_dir``, ``spm_model``) and training is skipped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from pathlib import Path
+
+import luigi
+
+from models.nmt import convert, evaluate, fairseq_train, spm
+from models.nmt.translate import ENGINES, DecodeOptions, NmtModel, load_translator, resolve_device
+from pipelines import io
+from workflows.base import StageTask
+from workflows.ingest import IngestBitext
+
+SHARED_DATA = Path(os.environ.get("PARANMT_SHARED_DATA", "../shared/data"))
+WMT21 = SHARED_DATA / "csen" / "wmt21"
+
+
+def without_empty(**values) -> dict:
+    """Keyword arguments the user actually set: empty ones are left to the task's own config."""
+    return {name: value for name, value in values.items() if value not in ("", None)}
+
+
+class TrainSentencePiece(StageTask):
+    """Train the sentencepiece vocabulary of the NMT model on the ingested bitext."""
+
+    stage = "nmt-spm"
+
+    inputs = IngestBitext.inputs
+    vocab_size = luigi.IntParameter(default=32_000, description="Pieces per model; a soft limit, small corpora get fewer.")
+    model_type = luigi.ChoiceParameter(default="unigram", choices=["unigram", "bpe", "char", "word"], description="Sentencepiece model type.")
+    joint = luigi.BoolParameter(default=True, parsing=luigi.BoolParameter.EXPLICIT_PARSING, description="One model for Czech and English (shared embeddings) instead of one per language.")
+    character_coverage = luigi.FloatParameter(default=0.9999, description="Share of characters the vocabulary must cover.")
+    input_sentence_size = luigi.IntParameter(default=2_000_000, description="Sentences sampled (seeded) to train on; 0 = all.")
+    seed = luigi.IntParameter(default=1, description="Sampling seed.")
+
+    def requires(self):
+        return IngestBitext(inputs=self.inputs)
+
+    def model_paths(self, root: Path | None = None) -> dict[str, Path]:
+        root = root or self.output_dir
+        if self.joint:
+            return {"cs": root / "spm.model", "en": root / "spm.model"}
+        return {lang: root / f"spm.{lang}.model" for lang in ("cs", "en")}
+
+    def build(self, partial_dir: Path) -> dict:
+        files = io.dataset_files(str(self.requires().bitext_dir()))
+        config = spm.SpmConfig(self.vocab_size, self.model_type, self.character_coverage, self.input_sentence_size, self.seed)
+        self.progress(f"training {'a joint' if self.joint else 'per-language'} {self.model_type} model on {len(files)} shards")
+        paths = spm.train_from_bitext(files, partial_dir, config, self.joint)
+        sizes = {lang: spm.load(path).get_piece_size() for lang, path in paths.items()}
+        self.progress(f"vocabulary sizes {sizes}", 100)
+        return {"vocab_size": sizes}
+
+
+class TrainTranslator(StageTask):
+    """Binarize the bitext and train a cs→en Transformer with fairseq (or take a given checkpoint).
+
+    Checkpoints stay in the partial output directory across restarts: a killed training resumes
+    from ``checkpoint_last.pt``.
+    """
+
+    stage = "nmt-train"
+    keeps_partial_output = True
+
+    inputs = IngestBitext.inputs
+    preset = luigi.ChoiceParameter(default="base", choices=sorted(fairseq_train.PRESETS), description="Model and optimizer preset: tiny (demo, CPU), small (~100k pairs), base, big.")
+    max_epoch = luigi.IntParameter(default=0, description="Stop after this many epochs (0: the preset's).")
+    max_update = luigi.IntParameter(default=0, description="Stop after this many updates (0: no limit).")
+    max_tokens = luigi.IntParameter(default=0, description="Tokens per batch (0: the preset's).")
+    lr = luigi.FloatParameter(default=0.0, description="Peak learning rate (0: the preset's).")
+    warmup_updates = luigi.IntParameter(default=0, description="Warm-up updates (0: the preset's).")
+    dropout = luigi.FloatParameter(default=-1.0, description="Dropout (negative: the preset's).")
+    patience = luigi.IntParameter(default=10, description="Stop when validation loss has not improved for this many validations.")
+    seed = luigi.IntParameter(default=1, description="Training seed.")
+    valid_size = luigi.IntParameter(default=3000, description="About this many pairs (by id hash) are held out for validation.")
+    device = luigi.ChoiceParameter(default="auto", choices=["auto", "cpu", "cuda"], description="Train on the GPU (with fp16) when there is one, else the CPU.")
+    fairseq_args = luigi.Parameter(default="", description="Extra fairseq-train arguments, e.g. '--update-freq 4'.")
+    checkpoint = luigi.Parameter(default="", description="An existing fairseq cs→en checkpoint: skip training and use it.")
+    dict_dir = luigi.Parameter(default="", description="With checkpoint: the folder holding its dict.cs.txt and dict.en.txt.")
+    spm_model = luigi.Parameter(default="", description="With checkpoint: its sentencepiece model (the source one if not joint).")
+    spm_target_model = luigi.Parameter(default="", description="With checkpoint: the target sentencepiece model if not joint.")
+
+    def requires(self):
+        if self.checkpoint:
+            return []
+        return {"bitext": IngestBitext(inputs=self.inputs), "spm": TrainSentencePiece(inputs=self.inputs)}
+
+    def input_files(self) -> list[str]:
+        if not self.checkpoint:
+            return []
+        return [self.checkpoint, *self._given_dicts(), self.spm_model, self.spm_target_model or self.spm_model]
+
+    def _given_dicts(self) -> list[str]:
+        return [os.path.join(self.dict_dir, f"dict.{lang}.txt") for lang in ("cs", "en")]
+
+    def build(self, partial_dir: Path) -> dict:
+        if self.checkpoint:
+            return self._use_given(partial_dir)
+        device = resolve_device("fairseq", self.device)
+        config = fairseq_train.TrainConfig(
+            self.preset, self.max_epoch, self.max_update, self.max_tokens, self.lr, self.warmup_updates,
+            self.dropout, self.seed, self.patience, fp16=device == "cuda", cpu=device == "cpu",
+            extra_args=self.fairseq_args,
+        )
+        spm_task = self.requires()["spm"]
+        spm_paths = {lang: path.resolve() for lang, path in spm_task.model_paths().items()}
+        data_dir, counts = self._binarized(partial_dir, spm_paths, config.max_positions)
+        self.progress(f"training preset {self.preset} on {device}: {counts['train']} pairs, {counts['valid']} for validation")
+        checkpoint = fairseq_train.train(data_dir, partial_dir / "checkpoints", config, spm_task.joint, self._on_fairseq_line)
+        NmtModel(
+            str(checkpoint.relative_to(partial_dir)), str(data_dir.relative_to(partial_dir)),
+            str(spm_paths["cs"]), str(spm_paths["en"]), config.max_positions, config.max_positions,
+        ).save(partial_dir)
+        self.progress(f"trained: {checkpoint.name}", 100)
+        return {"device": device, "pairs": counts, "checkpoint": checkpoint.name}
+
+    def _binarized(self, partial_dir: Path, spm_paths: dict[str, Path], max_positions: int) -> tuple[Path, dict]:
+        """Export and binarize once: each step's output is renamed into place when complete."""
+        data_dir = partial_dir / "data-bin"
+        counts_file = partial_dir / "pairs.json"
+        if not data_dir.exists():
+            text_dir = partial_dir / "text"
+            self.progress("encoding the bitext with sentencepiece")
+            codecs = {lang: spm.Codec(path) for lang, path in spm_paths.items()}
+            bitext_files = io.dataset_files(str(self.requires()["bitext"].bitext_dir()))
+            counts = fairseq_train.export_pieces(bitext_files, codecs["cs"], codecs["en"], text_dir,
+                                                 self.valid_size, max_positions - 1)
+            dicts = {}
+            for lang, path in spm_paths.items():
+                dicts[lang] = partial_dir / f"dict.{lang}.txt"
+                dicts[lang].write_text("\n".join(spm.fairseq_dictionary(path)) + "\n")
+            self.progress("binarizing with fairseq-preprocess")
+            staging = partial_dir / "data-bin.tmp"
+            fairseq_train.binarize(text_dir, dicts["cs"], dicts["en"], staging, workers=os.cpu_count() or 1)
+            counts_file.write_text(json.dumps(counts))
+            staging.rename(data_dir)
+        return data_dir, json.loads(counts_file.read_text())
+
+    def _on_fairseq_line(self, line: str) -> None:
+        if "| valid on" in line or "| INFO | train |" in line:
+            self.progress(line.split(" | ", 3)[-1])
+
+    def _use_given(self, partial_dir: Path) -> dict:
+        for path in self.input_files():
+            if not os.path.isfile(path):
+                raise FileNotFoundError(f"given model file not found: {path}")
+        source_positions, target_positions = fairseq_train.model_positions(self.checkpoint)
+        NmtModel(
+            os.path.abspath(self.checkpoint), os.path.abspath(self.dict_dir), os.path.abspath(self.spm_model),
+            os.path.abspath(self.spm_target_model or self.spm_model), source_positions, target_positions,
+        ).save(partial_dir)
+        self.progress(f"using the given checkpoint {self.checkpoint}", 100)
+        return {"given_checkpoint": os.path.abspath(self.checkpoint)}
+
+
+class ConvertTranslator(StageTask):
+    """Convert the trained checkpoint to CTranslate2, the default translation engine."""
+
+    stage = "nmt-ct2"
+
+    inputs = IngestBitext.inputs
+    translator = luigi.DictParameter(default={}, description="TrainTranslator parameters to pass (e.g. a given checkpoint).")
+    quantization = luigi.ChoiceParameter(default="none", choices=convert.QUANTIZATIONS, description="Stored weight type; the compute type is chosen at load (float16 on GPU, int8 option on CPU).")
+
+    def requires(self):
+        return TrainTranslator(inputs=self.inputs, **self.translator)
+
+    def build(self, partial_dir: Path) -> dict:
+        trained = NmtModel.load(self.requires().output_dir)
+        self.progress(f"converting {trained.checkpoint} ({self.quantization})")
+        convert.convert(trained.checkpoint, trained.data_dir, partial_dir / "ct2", self.quantization)
+        dataclasses.replace(trained, ct2_dir="ct2").save(partial_dir)
+        return {"model_fingerprint": NmtModel.load(partial_dir).fingerprint("ctranslate2")}
+
+
+def model_task(inputs: str, engine: str, translator) -> StageTask:
+    """The stage whose ``nmt.json`` an engine loads: the converted model for CTranslate2, the checkpoint for fairseq."""
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r}; choose one of {ENGINES}")
+    if engine == "ctranslate2":
+        return ConvertTranslator(inputs=inputs, translator=translator)
+    return TrainTranslator(inputs=inputs, **translator)
+
+
+class EvaluateTranslator(StageTask):
+    """BLEU and chrF (sacrebleu) of the model on newstest2021 cs→en, next to a real system's output."""
+
+    stage = "nmt-eval"
+
+    inputs = IngestBitext.inputs
+    translator = ConvertTranslator.translator
+    engine = luigi.ChoiceParameter(default="ctranslate2", choices=ENGINES, description="Translation engine.")
+    source = luigi.Parameter(default=str(WMT21 / "newstest2021.cs-en.src.cs"), description="Czech test sentences, one a line.")
+    reference = luigi.Parameter(default=str(WMT21 / "newstest2021.cs-en.ref.A.en"), description="English reference, line-aligned.")
+    baseline = luigi.Parameter(default=str(WMT21 / "newstest2021.cs-en.hyp.CUNI-Transformer2018.en"), description="A system output to compare with ('' for none).")
+    beam_size = luigi.IntParameter(default=12, description="Beam size.")
+    device = luigi.Parameter(default="auto", description="auto, cpu or cuda.")
+
+    def requires(self):
+        return model_task(self.inputs, self.engine, self.translator)
+
+    def input_files(self) -> list[str]:
+        return [path for path in (self.source, self.reference, self.baseline) if path]
+
+    def build(self, partial_dir: Path) -> dict:
+        sources, references = evaluate.read_lines(self.source), evaluate.read_lines(self.reference)
+        translator = load_translator(NmtModel.load(self.requires().output_dir), self.engine,
+                                     DecodeOptions(beam_size=self.beam_size), self.device)
+        self.progress(f"translating {len(sources)} sentences")
+        hypotheses = [h.text if h else "" for h in translator.translate_many(sources)]
+        (partial_dir / "hypotheses.en").write_text("\n".join(hypotheses) + "\n", encoding="utf-8")
+        rows = {f"this model ({self.engine})": evaluate.corpus_scores(hypotheses, references)}
+        if self.baseline:
+            rows[Path(self.baseline).name] = evaluate.corpus_scores(evaluate.read_lines(self.baseline), references)
+        title = f"{Path(self.source).name} → {Path(self.reference).name}"
+        (partial_dir / "report.md").write_text(evaluate.report_markdown(title, rows), encoding="utf-8")
+        self.progress("; ".join(f"{name}: BLEU {s['bleu']}, chrF {s['chrf']}" for name, s in rows.items()), 100)
+        return {"scores": rows, "sentences": len(sources)}
