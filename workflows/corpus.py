@@ -29,6 +29,7 @@ from corpus.deciles import SCORERS
 from corpus.selection import Rules, parse_deciles
 from corpus.stats import Idf, domain_table2, summary_markdown, table2_markdown
 from corpus.wordvec import load_word_counts
+from models.encoder_io import WEIGHTS
 from pipelines import io
 from pipelines.batches import BATCH_ROWS, Source
 from pipelines.deciles import DEFAULT_SAMPLE, SCORER_KEYS, build_assign, decile_ranks, find_cuts
@@ -181,7 +182,7 @@ class ScorePairs(PairsSource, StageTask):
         vectors = partial_dir / "pp_vectors.txt"
         export_encoder_vectors(encoder_dir, vectors)
         kind = "word_avg encoder" if self.pp_encoder else "word_avg encoder bootstrapped on the top half by translation score"
-        return str(vectors), {"kind": kind, "path": encoder_dir, "sha256": sha256_of(Path(encoder_dir) / "model.pt")}
+        return str(vectors), {"kind": kind, "path": encoder_dir, "sha256": sha256_of(Path(encoder_dir) / WEIGHTS)}
 
     def build(self, partial_dir: Path) -> dict:
         vectors, model = self._pp_model(partial_dir)
