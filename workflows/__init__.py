@@ -13,3 +13,16 @@ from workflows.backtranslate import BackTranslate  # noqa: E402
 from workflows.nmt import ConvertTranslator, EvaluateTranslator, TrainSentencePiece, TrainTranslator  # noqa: E402
 
 __all__ += ["BackTranslate", "ConvertTranslator", "EvaluateTranslator", "TrainSentencePiece", "TrainTranslator"]
+
+from workflows.corpus import (  # noqa: E402
+    AssignDeciles,
+    CorpusStats,
+    ImportParaphrases,
+    ScorePairs,
+    SelectTopHalf,
+    SelectTrainingSet,
+    TrainOnFiltered,
+    TrainPPModel,
+)
+
+__all__ += ["AssignDeciles", "CorpusStats", "ImportParaphrases", "ScorePairs", "SelectTopHalf", "SelectTrainingSet", "TrainOnFiltered", "TrainPPModel"]

@@ -3,13 +3,14 @@
 import luigi
 
 from models.nmt.translate import ENGINES
-from workflows.backtranslate import BackTranslate
+from workflows.corpus import AssignDeciles
 from workflows.ingest import IngestBitext
 from workflows.nmt import TrainTranslator, without_empty
 
 
 class BuildParaNMT(luigi.WrapperTask):
-    """Ingest the bitext, train (or take) the cs→en model and back-translate the Czech side."""
+    """Ingest the bitext, train (or take) the cs→en model, back-translate the Czech side, score the
+    pairs and rank them into deciles: the Parquet corpus and its summary (summary.md, printed)."""
 
     inputs = IngestBitext.inputs
     preset = luigi.Parameter(default="", description="TrainTranslator preset (tiny, small, base, big); empty: its configured one.")
@@ -18,8 +19,12 @@ class BuildParaNMT(luigi.WrapperTask):
     spm_model = TrainTranslator.spm_model
     spm_target_model = TrainTranslator.spm_target_model
     engine = luigi.Parameter(default="", description=f"Translation engine {ENGINES}; empty: BackTranslate's configured one.")
+    pairs = AssignDeciles.pairs
+    pp_vectors = AssignDeciles.pp_vectors
+    pp_encoder = AssignDeciles.pp_encoder
 
     def requires(self):
         translator = without_empty(preset=self.preset, checkpoint=self.checkpoint, dict_dir=self.dict_dir,
                                    spm_model=self.spm_model, spm_target_model=self.spm_target_model)
-        return BackTranslate(inputs=self.inputs, translator=translator, **without_empty(engine=self.engine))
+        return AssignDeciles(inputs=self.inputs, translator=translator, **without_empty(
+            engine=self.engine, pairs=self.pairs, pp_vectors=self.pp_vectors, pp_encoder=self.pp_encoder))

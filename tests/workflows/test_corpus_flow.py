@@ -1,6 +1,7 @@
 """The corpus stages through Luigi on a small pairs dataset made here (the back-translation
 stage is exercised in test_build_flow; here the pairs are given with --pairs)."""
 
+import gzip
 import json
 
 import luigi
@@ -8,11 +9,13 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
+from nmt_fixtures import tiny_nmt_fixture, toy_pairs  # noqa: F401 - the tiny_nmt fixture
 from test_encoders_flow import TINY, fill_sts, sts_dir  # noqa: F401 - sts_dir is a fixture
 
 import schemas
 from corpus.ids import shard_of
 from pipelines.io import write_part
+from workflows import BuildParaNMT
 from workflows.base import read_manifest
 from workflows.corpus import (
     AssignDeciles,
@@ -23,6 +26,12 @@ from workflows.corpus import (
 )
 
 WORDS = "the a man woman dog cat plays runs eats guitar piano ball food in park field . ,".split()
+
+
+def czeng_file(path, pairs):
+    with gzip.open(path, "wt", encoding="utf-8") as handle:
+        handle.writelines(f"toy-b1-00train-f00001-s{n}\t0.9\t{cs}\t{en}\n" for n, (cs, en) in enumerate(pairs))
+    return str(path)
 
 
 def build(*tasks):
@@ -130,3 +139,24 @@ def test_release_file_input_is_imported_scored_and_its_rejects_summarized(luigi_
     assert summary["rows"] == len(good) and summary["rejects"]["import"]["by_reason"] == {"column_count": 1}
     corpus = pd.read_parquet(task.corpus_dir())
     assert sorted(corpus.trans_score) == sorted(float(line.rsplit("\t", 1)[1]) for line in good)
+
+
+def test_build_paranmt_then_train_on_decile_9(luigi_workdir, tmp_path, tiny_nmt, sts_dir, tiny_pp_model, capsys):  # noqa: F811
+    """The whole flow on 200 toy pairs: a given tiny cs→en model, back-translation, the
+    bootstrapped PP model, scores, deciles and summary; then selection, training, STS."""
+    fill_sts(sts_dir)
+    inputs = czeng_file(tmp_path / "toy.train.gz", toy_pairs(200, seed=3))
+    nmt = {"checkpoint": tiny_nmt.model.checkpoint, "dict_dir": tiny_nmt.model.data_dir, "spm_model": tiny_nmt.model.spm_source}
+    build(BuildParaNMT(inputs=inputs, **nmt))
+    corpus_task = AssignDeciles(inputs=inputs, translator=nmt)
+    assert "# ParaNMT corpus: 200 pairs" in capsys.readouterr().out
+    summary = json.loads((corpus_task.output_dir / "summary.json").read_text())
+    assert summary["rows"] == 200 and set(summary["rejects"]) >= {"ingest", "backtranslate"}
+    assert summary["pp_model"]["kind"].startswith("word_avg encoder bootstrapped")
+    nine = pd.read_parquet(corpus_task.corpus_dir(), filters=[("decile_pp", "==", 9)])
+    assert len(nine) == 20 and nine.translation.str.len().gt(0).all()
+
+    train = TrainOnFiltered(inputs=inputs, translator=nmt, decile="9", **TINY)
+    build(train)
+    assert read_manifest(train.requires().output_dir)["pairs"] == 20
+    assert (train.output_dir / "report.md").exists()
