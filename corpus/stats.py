@@ -99,9 +99,13 @@ def _escape(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def _model_line(model: Mapping) -> str:
+    return f"PP model: {model['kind']}: `{model['path']}` (sha256 {model['sha256'][:16]}…)"
+
+
 def summary_markdown(summary: Mapping) -> str:
     """The corpus summary (rows, rejects, per-decile score ranges, example pairs) as Markdown."""
-    lines = [f"# ParaNMT corpus: {summary['rows']:,} pairs", "", f"Corpus: `{summary['corpus_dir']}`  ", f"PP model: {summary['pp_model']}", ""]
+    lines = [f"# ParaNMT corpus: {summary['rows']:,} pairs", "", f"Corpus: `{summary['corpus_dir']}`  ", _model_line(summary["pp_model"]), ""]
     lines += ["## Rejected input", "", "| stage | rejects | by reason |", "|---|---|---|"]
     for stage, entry in summary["rejects"].items():
         reasons = ", ".join(f"{reason} {count:,}" for reason, count in entry["by_reason"].items()) or "–"

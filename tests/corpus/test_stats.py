@@ -33,9 +33,10 @@ def test_markdown_tables():
     assert "| Statistic | news | (all) |" in text and "| Avg. Length | 3.00 (0.00) | 2.00 (1.00) |" in text
     assert "| Avg. IDF | – | – |" in text
     summary = {
-        "rows": 20, "corpus_dir": "c", "pp_model": "m", "scorers": {"pp": "pp_sim"},
+        "rows": 20, "corpus_dir": "c", "pp_model": {"kind": "vectors file", "path": "v.txt", "sha256": "ab" * 32}, "scorers": {"pp": "pp_sim"},
         "rejects": {"ingest": {"total": 1, "by_reason": {"column_count": 1}}},
         "deciles": {"pp": {"9": {"rows": 2, "min": 0.9, "max": 1.0, "examples": [{"pp_sim": 0.95, "reference": "a | b", "translation": "c"}]}}},
     }
     text = summary_markdown(summary)
+    assert "PP model: vectors file: `v.txt` (sha256 abababababababab…)" in text
     assert "| 9 | 2 | 0.9000 | 1.0000 |" in text and "| ingest | 1 | column_count 1 |" in text and "a \\| b" in text
