@@ -26,3 +26,13 @@ from workflows.corpus import (  # noqa: E402
 )
 
 __all__ += ["AssignDeciles", "CorpusStats", "ImportParaphrases", "ScorePairs", "SelectTopHalf", "SelectTrainingSet", "TrainOnFiltered", "TrainPPModel"]
+
+from workflows.experiments import (  # noqa: E402
+    DataSourceComparison,
+    DecileSweep,
+    EvaluateBaselines,
+    MegabatchAblation,
+    ModelTable,
+)
+
+__all__ += ["DataSourceComparison", "DecileSweep", "EvaluateBaselines", "MegabatchAblation", "ModelTable"]

@@ -1,0 +1,98 @@
+"""Experiment reports: dev-only selection, the tables, and the files a report writes."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+from matplotlib.image import imread
+
+from models.evaluation import DatasetScore, StsReport
+from models.reports import (
+    DEV,
+    TEST_MEAN,
+    Plot,
+    Report,
+    Table,
+    best_range,
+    data_source_report,
+    decile_sweep_report,
+    model_table_report,
+    sts_summary,
+)
+
+
+def summary(dev, test):
+    return {DEV: dev, "2012": test, TEST_MEAN: test}
+
+
+def test_best_range_is_the_highest_mean_window_and_skips_gaps():
+    assert best_range({0: 50.0, 1: 70.0, 2: 60.0, 3: 10.0}, 2) == ((1, 2), 65.0)
+    assert best_range({0: 50.0, 1: 70.0, 2: 60.0}, 1) == ((1,), 70.0)
+    assert best_range({0: 50.0, 1: 50.0}, 1) == ((1,), 50.0)  # ties go to the higher decile
+    assert best_range({0: 90.0, 1: math.nan, 2: 10.0, 3: 20.0}, 2) == ((2, 3), 15.0)
+    assert best_range({4: 90.0, 6: 80.0}, 2) is None
+
+
+def test_sweep_selects_on_dev_even_when_the_test_years_disagree():
+    # Dev prefers deciles 7-8 and, for trans, decile 2; the test means prefer 9 and 0.
+    cells = {
+        "pp": {d: {"pairs": 40, "sts": summary(dev, test)} for d, dev, test in [(6, 60.0, 10.0), (7, 80.0, 20.0), (8, 79.0, 30.0), (9, 50.0, 99.0)]},
+        "trans": {d: {"pairs": 40, "sts": summary(dev, test)} for d, dev, test in [(0, 10.0, 95.0), (1, 20.0, 5.0), (2, 85.0, 1.0)]},
+    }
+    report = decile_sweep_report(cells, width=2)
+    chosen = report.data["selection"]
+    assert chosen["pp"]["best_decile"] == 7 and chosen["pp"]["best_range"] == [7, 8]
+    assert chosen["pp"]["best_range_dev"] == pytest.approx(79.5) and chosen["pp"]["best_range_test_mean"] == pytest.approx(25.0)
+    assert chosen["trans"]["best_decile"] == 2 and chosen["trans"]["best_decile_test_mean"] == 1.0
+    assert chosen["trans"]["best_range"] == [1, 2]
+    assert report.data["chosen_scorer"] == "trans" and "scorer trans, decile 2" in report.summary
+    table4 = report.tables[0]
+    assert table4.header == ["scorer", "0", "1", "2", "6", "7", "8", "9"]
+    assert table4.markdown().splitlines()[4] == "| pp | – | – | – | 60.0 | 80.0 | 79.0 | 50.0 |"
+
+
+def test_report_writes_json_markdown_png_and_a_linking_page(tmp_path):
+    plot = Plot("scores", "Scores", "decile", "Pearson", [8, 9], {"pp": [70.5, 72.25], "trans": [60.0, None]})
+    table = Table("Numbers | more", ["model", "score"], [["a|b", 71.25], ["c", math.nan]], "a note")
+    report = Report("An experiment", "It ran.", [table], [plot], {"value": math.nan, "pairs": (1, 2)}, {"run x": "../x/report.md"})
+    files = report.write(tmp_path / "out")
+    assert files == ["report.json", "report.md", "index.html", "scores.png"]
+    image = imread(tmp_path / "out" / "scores.png")
+    assert image.shape[:2] == (420, 700)
+    document = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert document["data"] == {"value": None, "pairs": [1, 2]}
+    assert document["plots"] == [{"file": "scores.png", "title": "Scores", "x": [8, 9], "series": {"pp": [70.5, 72.25], "trans": [60.0, None]}}]
+    assert document["tables"][0]["rows"] == [["a|b", 71.25], ["c", None]]
+    markdown = (tmp_path / "out" / "report.md").read_text()
+    assert "| a\\|b | 71.2 |" in markdown and "| c | – |" in markdown and "![Scores](scores.png)" in markdown
+    page = (tmp_path / "out" / "index.html").read_text()
+    assert "<td>a|b</td><td>71.2</td>" in page and 'src="scores.png"' in page
+    assert '<a href="../x/report.md">run x</a>' in page and '<a href="report.json">' in page
+    assert Table.from_markdown("again", markdown.split("\n\n")[3]).rows == [["a|b", "71.2"], ["c", "–"]]
+
+
+def test_sts_summary_and_model_table_label_the_stsb_split():
+    scores = [
+        DatasetScore("2012", "MSRpar", 10, 40.0, 41.0),
+        DatasetScore("2012", "MSRvid", 10, 60.0, 61.0),
+        DatasetScore("2017", "track5.en-en", 5, 70.0, 70.0),
+        DatasetScore("STS-B", "dev", 8, 55.0, 50.0),
+    ]
+    numbers = sts_summary(StsReport(scores, 8))
+    assert numbers[DEV] == 70.0 and numbers["2012"] == 50.0 and numbers[TEST_MEAN] == 50.0
+    assert numbers["STS-B dev"] == 55.0 and math.isnan(numbers["2016"])
+    report = model_table_report({"word_avg": {"kind": "trained", "dim": 8, "sts": numbers}, "SIF": {"kind": "baseline", "dim": 50, "sts": summary(75.0, 20.0)}})
+    assert report.tables[1].header == ["model", "STS-B dev"] and report.tables[1].rows[0] == ["word_avg", 55.0]
+    assert report.data["best_on_dev"] == "SIF"
+    assert "| word_avg | trained | 8 | 50.0 | – | – | – | – | 50.0 | 70.0 | 55.0 |" in report.tables[0].markdown()
+
+
+def test_data_source_tables_come_from_each_source(tmp_path):
+    table2 = "| Statistic | news | subs |\n|---|---|---|\n| Avg. Length | 20.00 (3.00) | 8.00 (2.00) |\n"
+    sources = {"news": {"pairs": 30, "models": {"word_avg": summary(70.0, 60.0)}}, "subs": {"pairs": 30, "models": {"word_avg": summary(75.0, 50.0)}}}
+    report = data_source_report(sources, table2)
+    assert report.tables[0].rows == [["Avg. Length", "20.00 (3.00)", "8.00 (2.00)"]]
+    assert report.tables[1].rows == [["news", "30", 70.0], ["subs", "30", 75.0]]
+    report.write(tmp_path)
+    assert np.asarray(imread(tmp_path / "dev_by_source.png")).ndim == 3

@@ -1,0 +1,147 @@
+"""The experiments end to end through Luigi (two workers) on a small pairs dataset and tiny STS
+files made by the tests: reports, runs shared between experiments, idempotent reruns, resuming
+a half-finished sweep, equal-sized samples of several sources."""
+
+import json
+import re
+import shutil
+
+import luigi
+import pyarrow.parquet as pq
+import pytest
+import torch._dynamo  # noqa: F401 - Adam imports it: once here, not in every forked Luigi worker
+from test_corpus_flow import WORDS, pairs_dir, vectors  # noqa: F401 - fixtures
+from test_encoders_flow import fill_sts, sts_dir  # noqa: F401 - sts_dir is a fixture
+
+from corpus.sts import MissingStsFiles
+from models.baselines import sts_suite
+from models.reports import DEV
+from workflows.base import MANIFEST
+from workflows.experiments import DataSourceComparison, DecileSweep, MegabatchAblation, ModelTable
+
+TINY = dict(embed_dim=8, dim=8, batch_size=8, epochs=1)
+
+
+def build(*tasks):
+    assert luigi.build(list(tasks), local_scheduler=True, workers=2, log_level="WARNING")
+
+
+def manifests(workdir):
+    """Every finished stage's manifest path and modification time."""
+    return {str(path): path.stat().st_mtime_ns for path in workdir.rglob(MANIFEST)}
+
+
+def report_of(task):
+    return json.loads((task.output_dir / "report.json").read_text())
+
+
+def assert_png(path):
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 2000
+
+
+def page_links(task):
+    page = (task.output_dir / "index.html").read_text()
+    return {label: href for href, label in re.findall(r'<li><a href="([^"]+)">([^<]+)</a></li>', page)}
+
+
+def test_sweep_ablation_and_model_table_share_runs_rerun_nothing_and_resume(luigi_workdir, pairs_dir, vectors, sts_dir, tmp_path):  # noqa: F811
+    fill_sts(sts_dir)
+    corpus = dict(pairs=pairs_dir, pp_vectors=vectors, n_pairs=64)
+    sweep = DecileSweep(scorers="pp", deciles="8,9", model="word_avg", **corpus, **TINY)
+    build(sweep)
+    report = report_of(sweep)
+    cells = report["data"]["cells"]["pp"]
+    assert set(cells) == {"8", "9"} and all(0 < cell["pairs"] <= 40 for cell in cells.values())
+    dev = {d: cells[d]["sts"][DEV] for d in ("8", "9")}
+    selection = report["data"]["selection"]["pp"]
+    assert selection["best_decile"] == int(max(dev, key=dev.get)) and selection["best_range"] == [8, 9]
+    for name in ("dev_by_decile", "test_by_decile"):
+        assert_png(sweep.output_dir / f"{name}.png")
+    plot = next(p for p in report["plots"] if p["file"] == "dev_by_decile.png")
+    assert plot["x"] == [8, 9] and plot["series"] == {"pp": [dev["8"], dev["9"]]}
+    assert f"| pp | {dev['8']:.1f} | {dev['9']:.1f} |" in (sweep.output_dir / "report.md").read_text()
+    links = page_links(sweep)
+    assert links["report.json"] == "report.json"
+    run = sweep.runs()["pp/9"]
+    assert (sweep.output_dir / links["run pp/9"]).resolve() == (run.output_dir / "report.md").resolve()
+
+    before = manifests(luigi_workdir)
+    build(sweep)  # finished: nothing runs again
+    assert manifests(luigi_workdir) == before
+
+    # Decile 9 at the default M = 40 is the sweep's run: both experiments reuse it.
+    counts = tmp_path / "counts.txt"
+    counts.write_text("".join(f"{w} {10 * (i + 1)}\n" for i, w in enumerate(WORDS)))
+    ablation = MegabatchAblation(models="word_avg", megabatches="1,40", probe_model="word_avg", probes=3, decile="9", **corpus, **TINY)
+    table = ModelTable(models="word_avg", vectors=vectors, word_counts=str(counts), decile="9", **corpus, **TINY)
+    build(ablation, table)
+    assert ablation.runs()["word_avg/40"].output_dir == table.runs()["word_avg"].output_dir == run.output_dir
+    assert all(manifests(luigi_workdir)[path] == mtime for path, mtime in before.items())
+
+    ablated = report_of(ablation)["data"]
+    assert set(ablated["cells"]["word_avg"]) == {"1", "40"} and ablated["cells"]["word_avg"]["40"] == cells["9"]
+    pairs = pq.read_table(ablation.probe_encoder().training_data()).to_pydict()
+    assert len(ablated["negatives"]) == 3
+    for row in ablated["negatives"]:
+        index = pairs["reference"].index(row["sentence"])
+        assert row["paraphrase"] == pairs["translation"][index]
+        assert [row["negatives"][m]["pool_pairs"] for m in ("1", "40")] == [8, len(pairs["reference"])]
+        for pick in row["negatives"].values():
+            assert pick["sentence"] in pairs["reference"] + pairs["translation"] and -1 <= pick["cosine"] <= 1
+            assert pick["sentence"] not in (row["sentence"], row["paraphrase"])
+    assert_png(ablation.output_dir / "test_by_megabatch.png")
+    assert "## Table 6" in (ablation.output_dir / "report.md").read_text()
+
+    rows = report_of(table)["data"]["rows"]
+    assert list(rows) == ["word_avg", "Avg vectors", "SIF vectors (+WR)"]
+    assert [row["kind"] for row in rows.values()] == ["trained", "baseline", "baseline"]
+    assert rows["word_avg"]["sts"] == cells["9"]["sts"] and rows["SIF vectors (+WR)"]["sts"]["2014"] is not None
+    markdown = (table.output_dir / "report.md").read_text()
+    assert "## Table 7" in markdown and "## Table 9" in markdown and "| SIF vectors (+WR) | baseline | 8 |" in markdown
+
+    # A half-finished sweep: one cell's training and evaluation are gone, and the report.
+    before = manifests(luigi_workdir)
+    for stage in (run, run.requires(), sweep):
+        shutil.rmtree(stage.output_dir)
+    build(sweep)
+    after = manifests(luigi_workdir)
+    assert {path for path in after if after[path] != before.get(path)} == {str(t.output_dir / MANIFEST) for t in (run, run.requires(), sweep)}
+    assert report_of(sweep)["data"]["cells"]["pp"] == cells
+
+
+def test_data_sources_are_compared_on_equal_samples(luigi_workdir, pairs_dir, vectors, sts_dir, tmp_path):  # noqa: F811
+    fill_sts(sts_dir)
+    small = tmp_path / "small_pairs"
+    small.mkdir()
+    shard = sorted((tmp_path / "pairs").rglob("*.parquet"))[0]
+    shutil.copy(shard, small / shard.name)
+    smaller = pq.read_table(small).num_rows
+    task = DataSourceComparison(
+        sources={"all": {"pairs": pairs_dir}, "shard": {"pairs": str(small)}}, pp_vectors=vectors, models="word_avg",
+        max_tokens=0, n_pairs=smaller + 5, word_counts="", per_domain=50, **TINY,
+    )
+    build(task)
+    sources = report_of(task)["data"]["sources"]
+    assert list(sources) == ["all", "shard"]
+    assert sources["all"]["pairs"] == sources["shard"]["pairs"] == smaller
+    assert sources["all"]["stats"]["(all)"]["sentences"] == 50
+    markdown = (task.output_dir / "report.md").read_text()
+    assert "## Table 2" in markdown and "| Statistic | all | shard |" in markdown and "## Table 3" in markdown
+    assert_png(task.output_dir / "dev_by_source.png")
+    assert "statistics per domain: shard" in page_links(task)
+
+
+def test_experiments_fail_before_training_without_sts_files(luigi_workdir, pairs_dir, sts_dir):  # noqa: F811
+    with pytest.raises(MissingStsFiles, match=str(sts_dir)):
+        DecileSweep(pairs=pairs_dir).requires()
+    assert not luigi.build([DecileSweep(pairs=pairs_dir)], local_scheduler=True, log_level="CRITICAL")
+    assert not luigi_workdir.exists()
+
+
+def test_the_baselines_sts_suite_requires_the_test_years_and_lists_absent_optional_sets(tmp_path):
+    with pytest.raises(MissingStsFiles):
+        sts_suite(tmp_path)
+    fill_sts(tmp_path)
+    datasets, absent = sts_suite(tmp_path)
+    assert [d.year for d in datasets][-1] == "2017" and len(datasets) == 25
+    assert any("stsbenchmark" in path for path in absent) and any("SICK" in path for path in absent)

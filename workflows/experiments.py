@@ -1,0 +1,289 @@
+"""The paper's experiments as Luigi tasks: each is one command that writes a table and a plot.
+
+  DecileSweep           Table 4: one model per (scorer, decile), best range chosen on STS 2017 dev
+  MegabatchAblation     Tables 5 and 6: Word Avg / BiLSTM Avg × mega-batch size, and the negatives
+  ModelTable            Tables 7 and 9: several models on one selection, SIF and averaged vectors
+  DataSourceComparison  Tables 2 and 3: corpus statistics and STS of models trained on each source
+
+Every run is an existing stage (SelectTrainingSet → TrainFilteredEncoder → EvaluateSTS, i.e.
+TrainOnFiltered) in its own fingerprinted directory, so runs are shared between experiments, a
+stopped sweep resumes with the missing runs only, and ``--workers N`` trains N at once. The
+experiment's own directory (``<workdir>/experiments/<name>/<fingerprint>/``, ``latest`` beside
+it) holds report.json, report.md, the PNG plots and index.html (models/reports.py).
+Every corpus and training option of TrainOnFiltered applies (``--pairs``, ``--pp-vectors``,
+``--batch-size`` …); without any, the embedded demo corpus is back-translated and used.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import luigi
+from luigi.util import inherits
+
+from corpus.selection import parse_deciles
+from models.encoders import MODELS
+from workflows.base import StageTask, read_manifest
+from workflows.corpus import (
+    AssignDeciles,
+    CorpusStats,
+    SelectTrainingSet,
+    TrainFilteredEncoder,
+    TrainOnFiltered,
+)
+from workflows.encoders import sts_files, sts_root
+
+
+def _names(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _model_names(text: str) -> list[str]:
+    names = _names(text)
+    unknown = sorted(set(names) - set(MODELS))
+    if unknown or not names:
+        raise ValueError(f"unknown or no model(s) {unknown}; choose from {sorted(MODELS)}")
+    return names
+
+
+def run_result(task: TrainOnFiltered) -> dict:
+    """A finished run's training pairs, embedding size and STS summary (read from its outputs)."""
+    from models.evaluation import StsReport
+    from models.reports import sts_summary
+
+    report = StsReport.from_json(json.loads((task.output_dir / "report.json").read_text()))
+    return {"pairs": read_manifest(task.requires().output_dir)["pairs"], "dim": report.dim, "sts": sts_summary(report), "run": str(task.output_dir)}
+
+
+class Experiment(StageTask):
+    """An experiment's report directory; subclasses build the :class:`models.reports.Report`."""
+
+    def check_sts(self) -> None:
+        """Fail before any training when the STS folder lacks the test or development sets."""
+        if not getattr(self, "_sts_checked", False):
+            from corpus.sts import load_sts2017, load_sts_tests
+
+            load_sts_tests(sts_root())  # MissingStsFiles names every absent file
+            load_sts2017(sts_root())
+            self._sts_checked = True
+
+    def links(self, runs: dict[str, luigi.Task]) -> dict[str, str]:
+        """Each run's report, relative to this experiment's directory (for index.html)."""
+        return {f"run {name}": os.path.relpath(task.output_dir / "report.md", self.output_dir) for name, task in runs.items()}
+
+    def runs(self) -> dict[str, TrainOnFiltered]:
+        """The experiment's runs by name "<row>/<column>" (e.g. "pp/9")."""
+        raise NotImplementedError
+
+    def results(self, column=str) -> dict[str, dict]:
+        """:func:`run_result` of every run as ``{row: {column(col): result}}``."""
+        grid: dict[str, dict] = {}
+        for name, task in self.runs().items():
+            row, col = name.split("/")
+            grid.setdefault(row, {})[column(col)] = run_result(task)
+        return grid
+
+    def report(self):
+        raise NotImplementedError
+
+    def build(self, partial_dir: Path) -> dict:
+        report = self.report()
+        files = report.write(partial_dir)
+        print(f"{report.title}: {report.summary}\n{self.output_dir / 'index.html'}")
+        return {"files": files, "summary": report.summary}
+
+
+@inherits(TrainOnFiltered)
+class DecileSweep(Experiment):
+    """Table 4: for each scorer and decile, LSTM Avg trained one epoch on N pairs of that decile
+    (the paper: 1M); STS of each; the best decile and decile range per scorer, chosen on the
+    STS 2017 development set only. ``DecileSweep --scorers pp --deciles 8,9 --n-pairs 1000``."""
+
+    stage = "experiments/decile_sweep"
+    scorer = decile = None  # swept
+    scorers = luigi.Parameter(default="trans,trigram,pp", description="Comma-separated scorers to sweep.")
+    deciles = luigi.Parameter(default="0,1,2,3,4,5,6,7,8,9", description="Comma-separated deciles to sweep.")
+    range_width = luigi.IntParameter(default=2, description="Width of the decile range chosen on the dev set (the paper kept the top two).")
+    model = luigi.ChoiceParameter(choices=sorted(MODELS), default="lstm_avg", description="Encoder of every cell.")
+    epochs = luigi.IntParameter(default=1, description="Epochs per cell (the paper: one).")
+    n_pairs = luigi.IntParameter(default=1_000_000, description="Pairs sampled per decile (the paper: 1M); all when a decile holds fewer.")
+
+    def runs(self) -> dict[str, TrainOnFiltered]:
+        return {f"{s}/{d}": self.clone(TrainOnFiltered, scorer=s, decile=str(d)) for s in _names(self.scorers) for d in parse_deciles(self.deciles)}
+
+    def requires(self):
+        self.check_sts()
+        return self.runs()
+
+    def report(self):
+        from models.reports import decile_sweep_report
+
+        return decile_sweep_report(self.results(int), self.range_width, self.links(self.runs()))
+
+
+@inherits(TrainOnFiltered)
+class MegabatchAblation(Experiment):
+    """Table 5: each model trained with each mega-batch size M on the same selection; Table 6:
+    the negatives the miner picks for a few training sentences at each M (pools of the first M
+    mini-batches, embedded by --probe-model trained with the largest M)."""
+
+    stage = "experiments/megabatch"
+    model = megabatch = None  # swept
+    models = luigi.Parameter(default="word_avg,bilstm_avg", description="Comma-separated encoders.")
+    megabatches = luigi.Parameter(default="1,20,40", description="Comma-separated mega-batch sizes M.")
+    probes = luigi.IntParameter(default=2, description="Training sentences whose negatives Table 6 shows.")
+    probe_model = luigi.ChoiceParameter(choices=sorted(MODELS), default="bilstm_avg", description="Encoder that embeds the pools for Table 6.")
+
+    def sizes(self) -> list[int]:
+        return sorted({int(m) for m in _names(self.megabatches)})
+
+    def runs(self) -> dict[str, TrainOnFiltered]:
+        return {f"{m}/{size}": self.clone(TrainOnFiltered, model=m, megabatch=size) for m in _model_names(self.models) for size in self.sizes()}
+
+    def probe_encoder(self) -> TrainFilteredEncoder:
+        return self.clone(TrainFilteredEncoder, model=self.probe_model, megabatch=max(self.sizes()))
+
+    def requires(self):
+        self.check_sts()
+        return {**self.runs(), "probe": self.probe_encoder()}
+
+    def report(self):
+        from models.encode import load_encoder
+        from models.neighbours import negative_examples
+        from models.reports import megabatch_report
+        from models.trainer import read_pairs
+
+        probe = self.probe_encoder()
+        encoder = load_encoder(probe.output_dir, None if self.device == "auto" else self.device)
+        self.progress(f"mining negatives with {probe.output_dir}")
+        pairs = read_pairs(probe.training_data(), tuple(self.columns.split(",")))
+        negatives = negative_examples(encoder.encode, pairs, self.sizes(), self.batch_size, self.probes, self.seed)
+        return megabatch_report(self.results(int), negatives, self.links(self.runs()))
+
+
+@inherits(SelectTrainingSet)
+class EvaluateBaselines(StageTask):
+    """SIF and averaged word vectors (no training) on the STS sets, with the SIF component
+    fitted on the training selection's sentences; one report.json per baseline."""
+
+    stage = "baselines"
+    vectors = luigi.Parameter(default="../shared/data/wordvec/glove50_4k.txt", description="word2vec/GloVe text vectors of both baselines.")
+    word_counts = luigi.Parameter(default="../shared/data/wordvec/enwiki_vocab_min200.txt", description="`word count` file for SIF's p(w) (empty: no SIF).")
+    reference_sentences = luigi.IntParameter(default=100_000, description="Selection sentences (both sides, seeded sample) SIF's component is fitted on.")
+
+    def requires(self):
+        return self.clone(SelectTrainingSet)
+
+    def input_files(self) -> list[str]:
+        return [self.vectors, *([self.word_counts] if self.word_counts else []), *sts_files()]
+
+    def build(self, partial_dir: Path) -> dict:
+        from models.baselines import reference_sample, sts_suite, vector_baselines
+        from models.evaluation import evaluate
+        from models.trainer import read_pairs
+
+        datasets, absent = sts_suite(sts_root())
+        reference = reference_sample(*read_pairs(self.requires().output_dir / "pairs"), self.reference_sentences, self.sample_seed)
+        results = {}
+        for name, (embed, dim) in vector_baselines(self.vectors, self.word_counts, reference).items():
+            self.progress(f"evaluating {name} on {len(datasets)} STS datasets")
+            report = evaluate(embed, datasets, {"model": name, "vectors": self.vectors, "absent": absent})
+            report.dim = dim
+            results[name] = report.to_json()
+        (partial_dir / "baselines.json").write_text(json.dumps(results, indent=2) + "\n")
+        return {"baselines": sorted(results), "reference_sentences": len(reference), "absent": absent}
+
+    def reports(self) -> dict:
+        return json.loads((self.output_dir / "baselines.json").read_text())
+
+
+@inherits(TrainOnFiltered, EvaluateBaselines)
+class ModelTable(Experiment):
+    """Tables 7 and 9: every --models encoder trained on the same selection, with SIF and the
+    averaged input vectors (--vectors, --word-counts; empty --vectors: no baselines) as rows of
+    the same table: STS per year, the 2012–2016 mean, STS 2017 dev and STS Benchmark."""
+
+    stage = "experiments/models"
+    model = None  # one row per --models entry
+    models = luigi.Parameter(default="word_avg,trigram_avg,lstm_avg,trigram_word", description="Comma-separated encoders (rows of the table).")
+
+    def runs(self) -> dict[str, TrainOnFiltered]:
+        return {m: self.clone(TrainOnFiltered, model=m) for m in _model_names(self.models)}
+
+    def requires(self):
+        self.check_sts()
+        absent = [path for path in (self.vectors, self.word_counts) if path and not Path(path).is_file()]
+        if absent:
+            raise FileNotFoundError(f"baseline file(s) not found: {', '.join(absent)} (--vectors '' leaves the baselines out)")
+        return {**self.runs(), **({"baselines": self.clone(EvaluateBaselines)} if self.vectors else {})}
+
+    def report(self):
+        from models.evaluation import StsReport
+        from models.reports import model_table_report, sts_summary
+
+        rows = {name: {"kind": "trained", **run_result(task)} for name, task in self.runs().items()}
+        if self.vectors:
+            for name, data in self.clone(EvaluateBaselines).reports().items():
+                report = StsReport.from_json(data)
+                rows[name] = {"kind": "baseline", "dim": report.dim, "sts": sts_summary(report)}
+        return model_table_report(rows, self.links(self.runs()))
+
+
+CORPUS_KEYS = frozenset(name for name, _ in AssignDeciles.get_params())
+
+
+@inherits(TrainOnFiltered, CorpusStats)
+class DataSourceComparison(Experiment):
+    """Tables 2 and 3: for each source (its own corpus options, e.g. ``--sources '{"news":
+    {"inputs": "news.gz"}, "paranmt": {"pairs": "para-nmt-5m.txt"}}'``), the corpus statistics
+    and the STS of --models trained on an equal-sized sample of each (the smallest source's
+    selection sets the size). Options not given in a source are this task's."""
+
+    stage = "experiments/sources"
+    model = None
+    sources = luigi.DictParameter(default={"demo": {}}, description="Source name → corpus options (inputs, pairs, translator, engine, pp_vectors …).")
+    models = luigi.Parameter(default="word_avg,trigram_avg,lstm_avg", description="Comma-separated encoders (the paper's Table 3 models).")
+    decile = luigi.Parameter(default="", description="Deciles the samples come from (empty: all, as the paper's samples).")
+    n_pairs = luigi.IntParameter(default=100_000, description="Pairs per source (the paper: 100k); the smallest source's count when fewer.")
+
+    def source_options(self) -> dict[str, dict]:
+        options = {name: dict(spec) for name, spec in self.sources.items()}
+        for name, spec in options.items():
+            if set(spec) - CORPUS_KEYS:
+                raise ValueError(f"source {name!r}: unknown option(s) {sorted(set(spec) - CORPUS_KEYS)}; allowed: {sorted(CORPUS_KEYS)}")
+        return options
+
+    def requires(self):
+        self.check_sts()
+        sources = self.source_options()
+        return {
+            **{f"stats/{name}": self.clone(CorpusStats, **spec) for name, spec in sources.items()},
+            **{f"sample/{name}": self.clone(SelectTrainingSet, **spec) for name, spec in sources.items()},
+        }
+
+    def equal_size(self) -> int:
+        """The smallest source's selection: every source is then sampled to that size."""
+        return min(read_manifest(self.requires()[f"sample/{name}"].output_dir)["selected"] for name in self.sources)
+
+    def runs(self) -> dict[str, TrainOnFiltered]:
+        size = self.equal_size()
+        return {f"{name}/{m}": self.clone(TrainOnFiltered, model=m, n_pairs=size, **spec) for name, spec in self.source_options().items() for m in _model_names(self.models)}
+
+    def run(self):
+        yield list(self.runs().values())  # known only once the samples exist: dynamic dependencies
+        super().run()
+
+    def report(self):
+        from corpus.stats import table2_markdown
+        from models.reports import data_source_report
+
+        stats = {name: json.loads((self.requires()[f"stats/{name}"].output_dir / "stats.json").read_text()) for name in self.sources}
+        sources = {
+            name: {"pairs": next(iter(by_model.values()))["pairs"], "models": {m: r["sts"] for m, r in by_model.items()}, "stats": stats[name]}
+            for name, by_model in self.results().items()
+        }
+        table2 = table2_markdown({name: table["(all)"] for name, table in stats.items()})
+        links = {**self.links(self.runs()), **{f"statistics per domain: {name}": os.path.relpath(self.requires()[f"stats/{name}"].output_dir / "stats.md", self.output_dir) for name in sources}}
+        return data_source_report(sources, table2, links)
