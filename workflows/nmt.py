@@ -146,7 +146,8 @@ class TrainTranslator(StageTask):
         return data_dir, json.loads(counts_file.read_text())
 
     def _on_fairseq_line(self, line: str) -> None:
-        if "| valid on" in line or "| INFO | train |" in line:
+        """Epoch summaries, validations and every ``--log-interval`` updates go to the log and status."""
+        if any(mark in line for mark in ("| valid on", "| INFO | train |", "| INFO | train_inner |")):
             self.progress(line.split(" | ", 3)[-1])
 
     def _use_given(self, partial_dir: Path) -> dict:

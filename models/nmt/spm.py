@@ -49,7 +49,8 @@ def train(sentences: Iterable[str], model_path: Path, config: SpmConfig) -> int:
         eos_id=-1,
         unk_id=0,
         max_sentence_length=16_384,
-        num_threads=1,
+        # A fixed thread count: the model depends on how the work is split, not on the cores.
+        num_threads=16,
         minloglevel=2,
     )
     model_path.write_bytes(model.getvalue())

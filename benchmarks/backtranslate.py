@@ -1,0 +1,201 @@
+"""Back-translation benchmark: the same model and sentences through fairseq-generate and this stage.
+
+Rows, in one run, beam 12, the same length limit and token budget:
+  * fairseq-generate (the baseline): fairseq's CLI on the binarized sentences; its own
+    generation time (model loading excluded, as for the in-process rows);
+  * fairseq engine: this stage's second engine (fairseq's generator, in process);
+  * CTranslate2: the default engine, the device's default compute type (float32 on CPU,
+    float16 on GPU), and int8 (the CPU option);
+  * BackTranslate Beam pipeline: the stage end to end on the DirectRunner (worker start-up,
+    model loading in each worker, Parquet output included).
+Each row runs in a fresh process. Sentences: newstest2021's Czech side when ../shared/data is
+there, else the demo corpus. Model: ``--model`` (a folder with ``nmt.json`` from ConvertTranslator),
+by default the newest ``<workdir>/nmt-ct2/latest``, built from the demo corpus if missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.common import machine, markdown_table, measure_in_subprocess
+
+PAPER_SENTENCES, PAPER_GPU_HOURS = 51.4e6, 10_000
+WMT21_SOURCE = Path(os.environ.get("PARANMT_SHARED_DATA", "../shared/data")) / "csen" / "wmt21" / "newstest2021.cs-en.src.cs"
+MODES = {
+    "generate": "fairseq-generate (baseline)",
+    "fairseq": "fairseq engine (in process)",
+    "ct2": "CTranslate2",
+    "ct2-int8": "CTranslate2 int8",
+    "beam": "BackTranslate Beam pipeline, CTranslate2",
+}
+
+
+def sentence_source(source: Path | None) -> Path | None:
+    """The given file, else newstest2021's Czech side when present, else None (the demo corpus)."""
+    return source or (WMT21_SOURCE if WMT21_SOURCE.exists() else None)
+
+
+def sentences(source: Path | None, count: int) -> list[str]:
+    source = sentence_source(source)
+    if source is not None:
+        lines = source.read_text(encoding="utf-8").splitlines()
+    else:
+        import gzip
+
+        from workflows.ingest import demo_corpus
+
+        with gzip.open(demo_corpus(), "rt", encoding="utf-8") as handle:
+            lines = [line.split("\t")[2] for line in handle]
+    return [line for line in lines if line.strip()][:count]
+
+
+def default_model(workdir: Path) -> Path:
+    """The newest converted model, or the demo model (trained now, a few minutes on CPU)."""
+    latest = workdir / "nmt-ct2" / "latest"
+    if not latest.exists():
+        import luigi
+
+        from workflows.nmt import ConvertTranslator
+
+        luigi.configuration.get_config().set("paranmt", "workdir", str(workdir))
+        if not luigi.build([ConvertTranslator()], local_scheduler=True, log_level="WARNING"):
+            raise SystemExit("could not build the demo model")
+    return latest.resolve()
+
+
+def run_generate(model, texts, device, options) -> tuple[int, int, float]:
+    """fairseq-generate on the binarized pieces; returns (sentences, tokens, generation seconds)."""
+    from models.nmt import fairseq_train
+    from models.nmt.spm import Codec
+
+    with tempfile.TemporaryDirectory() as tmp:
+        pieces = Codec(model.spm_source).encode(texts)
+        Path(tmp, "test.cs").write_text("".join(" ".join(p) + "\n" for p in pieces), encoding="utf-8")
+        fairseq_train.run_tool("preprocess", [
+            "--source-lang", "cs", "--target-lang", "en", "--only-source", "--testpref", f"{tmp}/test",
+            "--destdir", f"{tmp}/bin", "--srcdict", f"{model.data_dir}/dict.cs.txt", "--dataset-impl", "mmap"])
+        shutil.copy(f"{model.data_dir}/dict.en.txt", f"{tmp}/bin/dict.en.txt")
+        output: list[str] = []
+        fairseq_train.run_tool("generate", [
+            f"{tmp}/bin", "--path", model.checkpoint, "--source-lang", "cs", "--target-lang", "en",
+            "--gen-subset", "test", "--beam", str(options.beam_size), "--nbest", "1",
+            "--max-tokens", str(options.batch_tokens), "--max-len-a", str(options.max_len_a),
+            "--max-len-b", str(options.max_len_b), "--required-batch-size-multiple", "1",
+            "--dataset-impl", "mmap", *(["--fp16"] if device == "cuda" else ["--cpu"]),
+        ], output.append)
+    summary = next(line for line in output if "Translated" in line and "sentences/s" in line)
+    found = re.search(r"Translated ([\d,]+) sentences \(([\d,]+) tokens\) in ([\d.]+)s", summary)
+    count, tokens, seconds = (float(found.group(i).replace(",", "")) for i in (1, 2, 3))
+    return int(count), int(tokens), seconds
+
+
+def run_engine(model, texts, engine, device, compute_type, options, threads) -> tuple[int, int, float]:
+    from models.nmt.translate import load_translator
+
+    translator = load_translator(model, engine, options, device, compute_type, threads or os.cpu_count() or 1)
+    translator.translate(texts[:8])  # first-call set-up (allocators, kernels) is not throughput
+    started = time.perf_counter()
+    hypotheses = translator.translate_many(texts, progress=False)
+    seconds = time.perf_counter() - started
+    return len(texts), sum(h.n_tokens for h in hypotheses if h), seconds
+
+
+def run_beam(model, texts, device, options, workers) -> tuple[int, int, float]:
+    import apache_beam as beam
+    import pandas as pd
+    import pyarrow as pa
+
+    import schemas
+    from corpus.ids import shard_of
+    from pipelines import io
+    from pipelines.backtranslate import TranslatorSpec, build_backtranslate, pending_shards
+    from pipelines.options import pipeline_options
+
+    workers = workers or os.cpu_count() or 1
+    with tempfile.TemporaryDirectory() as tmp:
+        ids = [f"bench-{n:09d}" for n in range(len(texts))]
+        table = schemas.conform(pa.table({
+            "id": ids, "source": ["bench"] * len(texts), "line": range(1, len(texts) + 1), "domain": ["bench"] * len(texts),
+            "czeng_score": pa.nulls(len(texts), pa.float64()), "cs": texts, "en": texts, "cs_tok": texts, "en_tok": texts,
+            "cs_n_tokens": [1] * len(texts), "en_n_tokens": [1] * len(texts),
+        }), schemas.BITEXT)
+        shards = [shard_of(i, 2 * workers) for i in ids]
+        for shard in range(2 * workers):
+            io.write_part(table.filter(pa.array([s == shard for s in shards])), schemas.BITEXT, f"{tmp}/bitext", shard)
+        threads = max(1, (os.cpu_count() or 1) // workers) if device == "cpu" else 0
+        spec = TranslatorSpec(model, "ctranslate2", device, "auto", threads, options)
+        started = time.perf_counter()
+        with beam.Pipeline(options=pipeline_options("DirectRunner", workers)) as pipeline:
+            build_backtranslate(pipeline, pending_shards(f"{tmp}/bitext", f"{tmp}/pairs"), f"{tmp}/pairs", f"{tmp}/rejects", spec)
+        seconds = time.perf_counter() - started
+        pairs = pd.read_parquet(f"{tmp}/pairs")
+    return len(pairs), int(pairs.trans_n_tokens.sum()), seconds
+
+
+def measure(args) -> None:
+    """Child-process entry: one mode, one JSON line."""
+    from models.nmt.translate import DecodeOptions, NmtModel
+
+    model = NmtModel.load(args.model)
+    texts = sentences(args.source, args.sentences)
+    options = DecodeOptions(beam_size=args.beam, batch_tokens=args.batch_tokens)
+    if args.measure == "generate":
+        result = run_generate(model, texts, args.device, options)
+    elif args.measure == "beam":
+        result = run_beam(model, texts, args.device, options, args.workers)
+    else:
+        engine = "fairseq" if args.measure == "fairseq" else "ctranslate2"
+        compute_type = "int8" if args.measure == "ct2-int8" else "auto"
+        result = run_engine(model, texts, engine, args.device, compute_type, options, args.threads)
+    print(json.dumps(dict(zip(("sentences", "tokens", "seconds"), result, strict=True))))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", type=Path, help="folder with nmt.json (ConvertTranslator output)")
+    parser.add_argument("--workdir", type=Path, default=Path("work"))
+    parser.add_argument("--source", type=Path, help="Czech sentences, one a line (default: newstest2021 or the demo)")
+    parser.add_argument("--sentences", type=int, default=1000)
+    parser.add_argument("--beam", type=int, default=12)
+    parser.add_argument("--batch-tokens", type=int, default=4096)
+    parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    parser.add_argument("--threads", type=int, default=0, help="CPU threads of the in-process engines (0 = all cores)")
+    parser.add_argument("--workers", type=int, default=0, help="DirectRunner processes for the Beam row (0 = one per core)")
+    parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated subset of {','.join(MODES)}")
+    parser.add_argument("--measure", choices=list(MODES), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.measure:
+        measure(args)
+        return
+    from models.nmt.translate import resolve_device
+
+    args.model = args.model or default_model(args.workdir)
+    args.device = resolve_device("ctranslate2", args.device)
+    common = ["--model", str(args.model), "--sentences", str(args.sentences), "--beam", str(args.beam),
+              "--batch-tokens", str(args.batch_tokens), "--device", args.device, "--threads", str(args.threads),
+              "--workers", str(args.workers), *(["--source", str(args.source)] if args.source else [])]
+    modes = [mode for mode in args.modes.split(",") if not (mode == "ct2-int8" and args.device == "cuda")]
+    results = {mode: measure_in_subprocess("benchmarks.backtranslate", "--measure", mode, *common) for mode in modes}
+    base = results.get("generate")
+    rows = []
+    for mode, r in results.items():
+        rate = r["sentences"] / r["seconds"]
+        hours = PAPER_SENTENCES / rate / 3600
+        speedup = rate / (base["sentences"] / base["seconds"]) if base else float("nan")
+        rows.append([MODES[mode], r["sentences"], r["seconds"], rate, r["tokens"] / r["seconds"], speedup, hours])
+    texts = sentences(args.source, args.sentences)
+    print(f"Back-translation, beam {args.beam}, {len(texts)} sentences ({sentence_source(args.source) or 'demo corpus'}), "
+          f"model {args.model}, device {args.device}, on {machine()}\n")
+    print(markdown_table(["engine", "sentences", "seconds", "sentences/s", "target tokens/s", "× fairseq-generate",
+                          f"hours for {PAPER_SENTENCES / 1e6:.1f}M sentences (paper: {PAPER_GPU_HOURS:,} GPU-h)"], rows))
+
+
+if __name__ == "__main__":
+    main()
