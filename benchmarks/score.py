@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import tempfile
 import time
 from pathlib import Path
@@ -105,7 +106,7 @@ def python_deciles(scores: list[float]) -> list[int]:
     return bins
 
 
-def run_authors(n: int, vectors_path: str, tokenized: bool) -> float:
+def run_authors(n: int, vectors_path: str, tokenized: bool) -> tuple[float, float]:
     from corpus.overlap import authors_overlap
     from corpus.scoring import lower_tokens
     from corpus.wordvec import load_vectors
@@ -115,7 +116,7 @@ def run_authors(n: int, vectors_path: str, tokenized: bool) -> float:
     references, translations = generate_pairs(n)
     if tokenized:
         references, translations = lower_tokens(references), lower_tokens(translations)
-    started = time.perf_counter()
+    started = clock()
     overlaps, pps = [], []
     for reference, translation in zip(references, translations, strict=True):
         if not tokenized:
@@ -128,7 +129,7 @@ def run_authors(n: int, vectors_path: str, tokenized: bool) -> float:
     return started
 
 
-def run_vectorized_core(n: int, vectors_path: str, batch_rows: int = 16_384) -> float:
+def run_vectorized_core(n: int, vectors_path: str, batch_rows: int = 16_384) -> tuple[float, float]:
     from corpus.overlap import trigram_overlap
     from corpus.scoring import lower_tokens
     from corpus.similarity import WordAverager
@@ -138,7 +139,7 @@ def run_vectorized_core(n: int, vectors_path: str, batch_rows: int = 16_384) -> 
     model = WordAverager(*load_vectors(vectors_path))
     references, translations = generate_pairs(n)
     references, translations = lower_tokens(references), lower_tokens(translations)
-    started = time.perf_counter()
+    started = clock()
     for start in range(0, n, batch_rows):
         batch = TokenBatch.from_token_lists(references[start : start + batch_rows], translations[start : start + batch_rows])
         trigram_overlap(batch)
@@ -146,7 +147,7 @@ def run_vectorized_core(n: int, vectors_path: str, batch_rows: int = 16_384) -> 
     return started
 
 
-def run_beam(pairs_dir: str, vectors_path: str, out: Path, workers: int) -> float:
+def run_beam(pairs_dir: str, vectors_path: str, out: Path, workers: int) -> tuple[float, float]:
     import apache_beam as beam
 
     from pipelines.batches import Source
@@ -159,12 +160,24 @@ def run_beam(pairs_dir: str, vectors_path: str, out: Path, workers: int) -> floa
         with beam.Pipeline(options=pipeline_options("DirectRunner", workers)) as pipeline:
             build(pipeline)
 
-    started = time.perf_counter()
+    started = clock()
     run_pipeline(lambda p: build_score(p, dataset_files(pairs_dir), str(out / "scored"), vectors_path))
     scored = dataset_files(str(out / "scored"))
     _, cuts = find_cuts(run_pipeline, Source(tuple(scored), SCORER_KEYS), decile_ranks, str(out))
     run_pipeline(lambda p: build_assign(p, scored, str(out / "corpus"), cuts, 2, str(out / "summary.json")))
     return started
+
+
+def cpu_seconds() -> float:
+    """User + system CPU time of this process and the children it waited for (Beam's workers):
+    a per-core rate from it does not depend on what else the machine runs."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def clock() -> tuple[float, float]:
+    """(wall, CPU) seconds now; the measured span starts after the data is generated."""
+    return time.perf_counter(), cpu_seconds()
 
 
 def measure(args) -> None:
@@ -178,8 +191,8 @@ def measure(args) -> None:
             started = run_vectorized_core(args.pairs, args.vectors)
         else:
             started = run_beam(args.source, args.vectors, Path(tmp), args.workers)
-        seconds = time.perf_counter() - started
-    print(json.dumps({"rows": args.pairs, "seconds": seconds, "peak_rss_mib": peak_rss_mib()}))
+        wall, cpu = clock()
+    print(json.dumps({"rows": args.pairs, "seconds": wall - started[0], "cpu_seconds": cpu - started[1], "peak_rss_mib": peak_rss_mib()}))
 
 
 def main() -> None:
@@ -208,28 +221,30 @@ def main() -> None:
                             ("authors' per-pair overlap + PP on tokenized pairs", "authors-tokenized"),
                             ("vectorized batch core on tokenized pairs", "core")):
             r = measure_in_subprocess("benchmarks.score", "--measure", mode, "--pairs", base, *common)
-            rows.append([label, 1, r["rows"], r["seconds"], r["rows"] / r["seconds"], r["rows"] / r["seconds"], r["peak_rss_mib"]])
-        baseline_rate = rows[0][4]
-        beam_rates = []
+            rows.append([label, 1, r["rows"], r["seconds"], r["cpu_seconds"], r["rows"] / r["seconds"], r["rows"] / r["cpu_seconds"], r["peak_rss_mib"]])
+        baseline_rate = rows[0][6]
+        beam = []
         for size in sizes:
             source = Path(tmp) / f"pairs-{size}"
             write_pairs_dataset(source, size, args.shards)
             r = measure_in_subprocess("benchmarks.score", "--measure", "beam", "--pairs", str(size), "--source", str(source), *common)
-            rate = r["rows"] / r["seconds"]
-            beam_rates.append((size, r["seconds"], rate / cores))
-            rows.append([f"Beam ScorePairs + AssignDeciles, {args.shards} shards", cores, size, r["seconds"], rate, rate / cores, r["peak_rss_mib"]])
+            beam.append((size, r["seconds"], r["cpu_seconds"]))
+            rows.append([f"Beam ScorePairs + AssignDeciles, {args.shards} shards", cores, size, r["seconds"], r["cpu_seconds"],
+                         r["rows"] / r["seconds"], r["rows"] / r["cpu_seconds"], r["peak_rss_mib"]])
     print(f"Scoring and deciles on generated pairs, {machine()}\n")
-    print(markdown_table(["pipeline", "processes", "pairs", "seconds", "pairs/s", "pairs/s per core", "peak RSS MiB (largest process)"], rows))
-    print("\nGrowth (seconds per 1k pairs must stay flat for linear time):")
-    print(markdown_table(["pairs", "seconds", "seconds per 1k pairs"], [[s, sec, 1000 * sec / s] for s, sec, _ in beam_rates]))
-    (small, t_small, _), (large, t_large, per_core) = beam_rates[0], beam_rates[-1]
+    print(markdown_table(["pipeline", "processes", "pairs", "seconds", "CPU seconds", "pairs/s", "pairs per CPU second", "peak RSS MiB (largest process)"], rows))
+    print("\nGrowth (seconds per 1k pairs must stay flat for linear time; the fixed start-up cost shows at small sizes):")
+    print(markdown_table(["pairs", "seconds", "CPU seconds", "seconds per 1k pairs", "CPU seconds per 1k pairs"],
+                         [[n, wall, cpu, 1000 * wall / n, 1000 * cpu / n] for n, wall, cpu in beam]))
+    (small, _, cpu_small), (large, _, cpu_large) = beam[0], beam[-1]
+    overall = large / cpu_large
     # The slope between the smallest and largest runs leaves out the fixed cost (worker start-up,
     # vector loading, three pipeline launches) that 51.4M pairs would amortize.
-    marginal = (large - small) / (t_large - t_small) / cores if large > small and t_large > t_small else per_core
+    marginal = (large - small) / (cpu_large - cpu_small) if large > small and cpu_large > cpu_small else overall
     hours = PARANMT_PAIRS / (16 * marginal) / 3600
-    print(f"\nPer core: {per_core:,.0f} pairs/s overall at {large:,} pairs, {marginal:,.0f} pairs/s marginal "
-          f"(baseline loop: {baseline_rate:,.0f} pairs/s in one process). 51.4M pairs on 16 cores at the marginal "
-          f"rate: {hours:.2f} h ({'under' if hours < 1 else 'over'} one hour).")
+    print(f"\nPer core (pairs per CPU second): {overall:,.0f} overall at {large:,} pairs, {marginal:,.0f} marginal "
+          f"(baseline loop: {baseline_rate:,.0f}). 51.4M pairs on 16 busy cores at the marginal rate: "
+          f"{hours:.2f} h ({'under' if hours < 1 else 'over'} one hour).")
 
 if __name__ == "__main__":
     main()
