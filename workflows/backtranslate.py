@@ -23,10 +23,10 @@ from pipelines.backtranslate import (
 from workflows.base import StageTask
 from workflows.config import paranmt
 from workflows.ingest import IngestBitext
-from workflows.nmt import ConvertTranslator, model_task
+from workflows.nmt import ConvertTranslator, UsesGpu, model_task
 
 
-class BackTranslate(StageTask):
+class BackTranslate(UsesGpu, StageTask):
     """Translate every bitext shard with beam search (RunInference) into the ``pairs`` dataset.
 
     Resumable per shard: finished ``pairs`` shards in the partial output survive a restart and

@@ -24,6 +24,16 @@ SHARED_DATA = Path(os.environ.get("PARANMT_SHARED_DATA", "../shared/data"))
 WMT21 = SHARED_DATA / "csen" / "wmt21"
 
 
+class UsesGpu:
+    """Holds the ``gpu`` resource (luigi.cfg [resources]) while it runs on a GPU: one such task at a time."""
+
+    engine = "fairseq"
+
+    @property
+    def resources(self) -> dict[str, int]:
+        return {"gpu": 1} if resolve_device(self.engine, self.device) == "cuda" else {}
+
+
 def without_empty(**values) -> dict:
     """Keyword arguments the user actually set: empty ones are left to the task's own config."""
     return {name: value for name, value in values.items() if value not in ("", None)}
@@ -61,7 +71,7 @@ class TrainSentencePiece(StageTask):
         return {"vocab_size": sizes}
 
 
-class TrainTranslator(StageTask):
+class TrainTranslator(UsesGpu, StageTask):
     """Binarize the bitext and train a cs→en Transformer with fairseq (or take a given checkpoint).
 
     Checkpoints stay in the partial output directory across restarts: a killed training resumes
@@ -192,7 +202,7 @@ def model_task(inputs: str, engine: str, translator) -> StageTask:
     return TrainTranslator(inputs=inputs, **translator)
 
 
-class EvaluateTranslator(StageTask):
+class EvaluateTranslator(UsesGpu, StageTask):
     """BLEU and chrF (sacrebleu) of the model on newstest2021 cs→en, next to a real system's output."""
 
     stage = "nmt-eval"
@@ -204,7 +214,7 @@ class EvaluateTranslator(StageTask):
     reference = luigi.Parameter(default=str(WMT21 / "newstest2021.cs-en.ref.A.en"), description="English reference, line-aligned.")
     baseline = luigi.Parameter(default=str(WMT21 / "newstest2021.cs-en.hyp.CUNI-Transformer2018.en"), description="A system output to compare with ('' for none).")
     beam_size = luigi.IntParameter(default=12, description="Beam size.")
-    device = luigi.Parameter(default="auto", description="auto, cpu or cuda.")
+    device = luigi.ChoiceParameter(default="auto", choices=["auto", "cpu", "cuda"], description="auto: the GPU when there is one.")
 
     def requires(self):
         return model_task(self.inputs, self.engine, self.translator)

@@ -25,12 +25,11 @@ def given(tiny_nmt):
     return {"checkpoint": model.checkpoint, "dict_dir": model.data_dir, "spm_model": model.spm_source}
 
 
-def test_build_with_a_given_checkpoint_skips_training_and_writes_pairs(luigi_workdir, tmp_path, tiny_nmt):
+def test_a_given_checkpoint_skips_training_and_back_translation_writes_pairs(luigi_workdir, tmp_path, tiny_nmt):
     inputs = czeng_file(tmp_path / "toy.train.gz", toy_pairs(60, seed=4))
-    build = BuildParaNMT(inputs=inputs, **given(tiny_nmt))
-    assert luigi.build([build], local_scheduler=True, log_level="WARNING")
-    task = build.requires()
-    assert task.translator == given(tiny_nmt) and not list(luigi_workdir.glob("nmt-spm"))
+    task = BackTranslate(inputs=inputs, translator=given(tiny_nmt))
+    assert luigi.build([task], local_scheduler=True, log_level="WARNING")
+    assert not list(luigi_workdir.glob("nmt-spm"))
     manifest = read_manifest(task.output_dir)
     assert manifest["engine"] == "ctranslate2" and manifest["device"] == "cpu"
     assert len(manifest["model_fingerprint"]) == 32
@@ -41,6 +40,20 @@ def test_build_with_a_given_checkpoint_skips_training_and_writes_pairs(luigi_wor
     assert (pairs.domain == "toy").all() and (pairs.czeng_score == 0.9).all()
     trained = json.loads((TrainTranslator(inputs=inputs, **given(tiny_nmt)).output_dir / "nmt.json").read_text())
     assert trained["checkpoint"] == tiny_nmt.model.checkpoint
+
+
+def test_build_paranmt_passes_the_given_model_and_engine_to_back_translation(tiny_nmt):
+    build = BuildParaNMT(inputs="x.gz", engine="fairseq", **given(tiny_nmt))
+    back_translations = [task for task in walk(build) if isinstance(task, BackTranslate)]
+    assert back_translations and all(
+        task.translator == given(tiny_nmt) and task.engine == "fairseq" and task.inputs == "x.gz" for task in back_translations)
+
+
+def walk(task):
+    """Every task ``task`` requires, directly or not."""
+    for required in luigi.task.flatten(task.requires()):
+        yield required
+        yield from walk(required)
 
 
 def test_fairseq_engine_gives_the_same_pairs_as_ctranslate2(luigi_workdir, tmp_path, tiny_nmt):
