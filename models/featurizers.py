@@ -11,7 +11,6 @@ recurrent models never see a zero length.
 from __future__ import annotations
 
 import io
-import os
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -248,7 +247,8 @@ def _spm_train(spm, sentences: list[str], vocab_size: int, seed: int) -> bytes:
         character_coverage=1.0,
         input_sentence_size=2_000_000,
         shuffle_input_sentence=True,
-        num_threads=os.cpu_count() or 1,
+        # A fixed thread count: the pieces depend on how the work is split, not on the machine.
+        num_threads=16,
         minloglevel=2,
     )
     return model.getvalue()

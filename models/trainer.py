@@ -158,7 +158,9 @@ class Trainer:
             log.info("word vectors: %d of %d vocabulary words initialised from %s", found, len(init), word_vectors)
         self.encoder = build_encoder(self.encoder_config, sizes, init).to(self.device)
         self.anchors = initial_anchors(self.encoder, self.config.lambda_c, self.config.lambda_w)
-        self.optimizer = torch.optim.Adam(self.encoder.parameters(), lr=self.config.lr)
+        # The fused kernel is ~9x faster than the default on CPU (dense updates of big embedding tables).
+        fused = self.device.type in ("cpu", "cuda")
+        self.optimizer = torch.optim.Adam(self.encoder.parameters(), lr=self.config.lr, fused=fused)
 
     def _setup(self, requested: EncoderConfig, sentences: list[str], vectors) -> tuple[EncoderConfig, encoder_io.Featurizers, Inputs]:
         """Fit featurizers and save them with the config, or reuse those of an interrupted run."""
@@ -185,10 +187,12 @@ class Trainer:
         return pool
 
     def _update(self, pool: Inputs, negatives: np.ndarray, rows: np.ndarray, size: int) -> float:
-        """One Adam step on the pool's pairs ``rows``; sentences and negatives in one forward."""
+        """One Adam step on the pool's pairs ``rows``: the batch's sentences and their negatives
+        in one forward, each distinct sentence encoded once (with M = 1 every negative is a
+        batch sentence, which halves the work, as in the authors' in-batch code)."""
         batch = len(rows)
-        every = np.concatenate([rows, rows + size, negatives[rows], negatives[rows + size]])
-        g1, g2, t1, t2 = self.encoder(take(pool, every)).split(batch)
+        distinct, where = np.unique(np.concatenate([rows, rows + size, negatives[rows], negatives[rows + size]]), return_inverse=True)
+        g1, g2, t1, t2 = self.encoder(take(pool, distinct))[torch.from_numpy(where).to(self.device)].split(batch)
         loss = margin_loss(g1, g2, t1, t2, self.config.margin)
         total = loss + regularization(self.encoder, self.anchors, self.config.lambda_c, self.config.lambda_w)
         self.optimizer.zero_grad(set_to_none=True)

