@@ -114,10 +114,10 @@ def _strip_eol(raw: bytes) -> bytes:
     return raw.rstrip(b"\r\n")
 
 
-def iter_czeng(
-    lines: Iterable[bytes], source: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
-) -> Iterator[BitextRecord | Reject]:
-    """CzEng 1.6 plaintext: ``id<TAB>filter score<TAB>Czech<TAB>English``."""
+def _tab_fields(
+    lines: Iterable[bytes], source: str, columns: int, max_line_bytes: int
+) -> Iterator[tuple[int, bytes, list[str]] | Reject]:
+    """(line number, raw line, stripped fields) of tab-separated lines; bad lines as Rejects."""
     for number, raw in enumerate(lines, start=1):
         raw = _strip_eol(raw)
         if not raw.strip():
@@ -128,10 +128,21 @@ def iter_czeng(
             yield text
             continue
         fields = text.split("\t")
-        if len(fields) != 4:
-            yield Reject.of(source, number, "column_count", f"{len(fields)} columns, expected 4", raw)
+        if len(fields) != columns:
+            yield Reject.of(source, number, "column_count", f"{len(fields)} columns, expected {columns}", raw)
             continue
-        pair_id, score_text, cs, en = (field.strip() for field in fields)
+        yield number, raw, [field.strip() for field in fields]
+
+
+def iter_czeng(
+    lines: Iterable[bytes], source: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+) -> Iterator[BitextRecord | Reject]:
+    """CzEng 1.6 plaintext: ``id<TAB>filter score<TAB>Czech<TAB>English``."""
+    for item in _tab_fields(lines, source, 4, max_line_bytes):
+        if isinstance(item, Reject):
+            yield item
+            continue
+        number, raw, (pair_id, score_text, cs, en) = item
         if not pair_id:
             yield Reject.of(source, number, "empty_id", "the pair id is empty", raw)
             continue
@@ -194,20 +205,11 @@ def iter_paranmt(
 ) -> Iterator[ParaphraseRecord | Reject]:
     """ParaNMT-50M release layout: ``reference<TAB>translation<TAB>score``."""
     stem = source.removesuffix(".gz").rsplit(".", 1)[0]
-    for number, raw in enumerate(lines, start=1):
-        raw = _strip_eol(raw)
-        if not raw.strip():
-            yield Reject.of(source, number, "blank_line", "line holds no pair", raw)
+    for item in _tab_fields(lines, source, 3, max_line_bytes):
+        if isinstance(item, Reject):
+            yield item
             continue
-        text = _decode(raw, source, number, max_line_bytes)
-        if isinstance(text, Reject):
-            yield text
-            continue
-        fields = text.split("\t")
-        if len(fields) != 3:
-            yield Reject.of(source, number, "column_count", f"{len(fields)} columns, expected 3", raw)
-            continue
-        reference, translation, score_text = (field.strip() for field in fields)
+        number, raw, (reference, translation, score_text) = item
         score = _finite_float(score_text)
         if score is None:
             yield Reject.of(source, number, "bad_score", f"score {score_text!r} is not a finite number", raw)
