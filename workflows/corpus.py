@@ -147,7 +147,7 @@ class TrainPPModel(PairsSource, TrainEncoder):
         return str(self.requires().output_dir / "pairs")
 
     def input_files(self) -> list[str]:
-        return self.given_pairs_files() + ([self.word_vectors] if self.word_vectors else [])
+        return self.given_pairs_files() + super().input_files()
 
 
 class ScorePairs(PairsSource, StageTask):
@@ -289,9 +289,6 @@ class TrainFilteredEncoder(TrainEncoder):
 
     def training_data(self) -> str:
         return str(self.requires().output_dir / "pairs")
-
-    def input_files(self) -> list[str]:
-        return [self.word_vectors] if self.word_vectors else []
 
 
 @inherits(TrainFilteredEncoder)

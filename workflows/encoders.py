@@ -87,9 +87,14 @@ class TrainEncoder(StageTask):
         return self.train_data
 
     def input_files(self) -> list[str]:
-        data = Path(self.training_data())
-        files = sorted(str(p) for p in data.rglob("*.parquet")) if data.is_dir() else [str(data)]
-        return files + ([self.word_vectors] if self.word_vectors else [])
+        """The given --train-data and --word-vectors files. Training data that an upstream stage
+        writes (a subclass's ``training_data()``) is identified by that stage's fingerprint and
+        may not exist yet when this one is computed."""
+        files = [self.word_vectors] if self.word_vectors else []
+        if self.train_data:
+            data = Path(self.train_data)
+            files += sorted(str(p) for p in data.rglob("*.parquet")) if data.is_dir() else [str(data)]
+        return files
 
     def dev_evaluator(self):
         """``dev(embed) -> Pearson × 100`` on STS 2017 track 5, or None (with a warning) when absent."""

@@ -94,4 +94,4 @@ def test_evaluate_sts_names_the_missing_files(luigi_workdir, sts_dir, tmp_path):
 
 def test_train_data_is_required(luigi_workdir):
     with pytest.raises(ValueError, match="--train-data"):
-        TrainEncoder().input_files()
+        TrainEncoder().training_data()
