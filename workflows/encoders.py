@@ -80,6 +80,15 @@ class TrainEncoder(StageTask):
     checkpoint_every = luigi.IntParameter(default=1000, significant=False, description="Updates between resumable checkpoints.")
     device = luigi.Parameter(default="auto", significant=False, description="auto (cuda when available), cpu, cuda, cuda:1 …")
 
+    @property
+    def resources(self) -> dict[str, int]:
+        """Holds the ``gpu`` resource (luigi.cfg [resources]) when training on CUDA, so parallel
+        Luigi workers queue their GPU trainings one after another."""
+        import torch
+
+        on_cuda = self.device.startswith("cuda") or (self.device == "auto" and torch.cuda.is_available())
+        return {"gpu": 1} if on_cuda else {}
+
     def training_data(self) -> str:
         """Where the pairs are; a subclass wired to a selection stage returns its output."""
         if not self.train_data:

@@ -95,3 +95,8 @@ def test_evaluate_sts_names_the_missing_files(luigi_workdir, sts_dir, tmp_path):
 def test_train_data_is_required(luigi_workdir):
     with pytest.raises(ValueError, match="--train-data"):
         TrainEncoder().training_data()
+
+
+def test_training_on_cuda_holds_the_gpu_resource():
+    assert TrainEncoder(train_data="x.tsv", device="cuda").resources == {"gpu": 1}
+    assert TrainEncoder(train_data="x.tsv", device="cpu").resources == {}
