@@ -63,15 +63,21 @@ class Experiment(StageTask):
     def check_sts(self) -> None:
         """Fail before any training when the STS folder lacks the test or development sets."""
         if not getattr(self, "_sts_checked", False):
-            from corpus.sts import load_sts2017, load_sts_tests
+            from corpus.sts import MissingStsFiles, load_sts2017, load_sts_tests
 
-            load_sts_tests(sts_root())  # MissingStsFiles names every absent file
-            load_sts2017(sts_root())
+            missing = []
+            for load in (load_sts_tests, load_sts2017):
+                try:
+                    load(sts_root())
+                except MissingStsFiles as absent:
+                    missing += absent.missing
+            if missing:
+                raise MissingStsFiles(dict.fromkeys(missing))  # every absent file, once
             self._sts_checked = True
 
-    def links(self, runs: dict[str, luigi.Task]) -> dict[str, str]:
+    def links(self) -> dict[str, str]:
         """Each run's report, relative to this experiment's directory (for index.html)."""
-        return {f"run {name}": os.path.relpath(task.output_dir / "report.md", self.output_dir) for name, task in runs.items()}
+        return {f"run {name}": os.path.relpath(task.output_dir / "report.md", self.output_dir) for name, task in self.runs().items()}
 
     def runs(self) -> dict[str, TrainOnFiltered]:
         """The experiment's runs by name "<row>/<column>" (e.g. "pp/9")."""
@@ -120,7 +126,7 @@ class DecileSweep(Experiment):
     def report(self):
         from models.reports import decile_sweep_report
 
-        return decile_sweep_report(self.results(int), self.range_width, self.links(self.runs()))
+        return decile_sweep_report(self.results(int), self.range_width, self.links())
 
 
 @inherits(TrainOnFiltered)
@@ -160,7 +166,7 @@ class MegabatchAblation(Experiment):
         self.progress(f"mining negatives with {probe.output_dir}")
         pairs = read_pairs(probe.training_data(), tuple(self.columns.split(",")))
         negatives = negative_examples(encoder.encode, pairs, self.sizes(), self.batch_size, self.probes, self.seed)
-        return megabatch_report(self.results(int), negatives, self.links(self.runs()))
+        return megabatch_report(self.results(int), negatives, self.links())
 
 
 @inherits(SelectTrainingSet)
@@ -202,33 +208,37 @@ class EvaluateBaselines(StageTask):
 @inherits(TrainOnFiltered, EvaluateBaselines)
 class ModelTable(Experiment):
     """Tables 7 and 9: every --models encoder trained on the same selection, with SIF and the
-    averaged input vectors (--vectors, --word-counts; empty --vectors: no baselines) as rows of
+    averaged input vectors (--vectors, --word-counts; --without-baselines: none) as rows of
     the same table: STS per year, the 2012–2016 mean, STS 2017 dev and STS Benchmark."""
 
     stage = "experiments/models"
     model = None  # one row per --models entry
     models = luigi.Parameter(default="word_avg,trigram_avg,lstm_avg,trigram_word", description="Comma-separated encoders (rows of the table).")
+    without_baselines = luigi.BoolParameter(default=False, description="Leave out the SIF and averaged-vector rows.")
 
     def runs(self) -> dict[str, TrainOnFiltered]:
         return {m: self.clone(TrainOnFiltered, model=m) for m in _model_names(self.models)}
 
+    def baselines(self) -> EvaluateBaselines | None:
+        return None if self.without_baselines or not self.vectors else self.clone(EvaluateBaselines)
+
     def requires(self):
         self.check_sts()
-        absent = [path for path in (self.vectors, self.word_counts) if path and not Path(path).is_file()]
+        absent = [path for path in (self.vectors, self.word_counts) if path and not Path(path).is_file()] if self.baselines() else []
         if absent:
-            raise FileNotFoundError(f"baseline file(s) not found: {', '.join(absent)} (--vectors '' leaves the baselines out)")
-        return {**self.runs(), **({"baselines": self.clone(EvaluateBaselines)} if self.vectors else {})}
+            raise FileNotFoundError(f"baseline file(s) not found: {', '.join(absent)} (--without-baselines leaves them out)")
+        return {**self.runs(), **({"baselines": self.baselines()} if self.baselines() else {})}
 
     def report(self):
         from models.evaluation import StsReport
         from models.reports import model_table_report, sts_summary
 
         rows = {name: {"kind": "trained", **run_result(task)} for name, task in self.runs().items()}
-        if self.vectors:
-            for name, data in self.clone(EvaluateBaselines).reports().items():
+        if self.baselines():
+            for name, data in self.baselines().reports().items():
                 report = StsReport.from_json(data)
                 rows[name] = {"kind": "baseline", "dim": report.dim, "sts": sts_summary(report)}
-        return model_table_report(rows, self.links(self.runs()))
+        return model_table_report(rows, self.links())
 
 
 CORPUS_KEYS = frozenset(name for name, _ in AssignDeciles.get_params())
@@ -285,5 +295,5 @@ class DataSourceComparison(Experiment):
             for name, by_model in self.results().items()
         }
         table2 = table2_markdown({name: table["(all)"] for name, table in stats.items()})
-        links = {**self.links(self.runs()), **{f"statistics per domain: {name}": os.path.relpath(self.requires()[f"stats/{name}"].output_dir / "stats.md", self.output_dir) for name in sources}}
+        links = {**self.links(), **{f"statistics per domain: {name}": os.path.relpath(self.requires()[f"stats/{name}"].output_dir / "stats.md", self.output_dir) for name in sources}}
         return data_source_report(sources, table2, links)

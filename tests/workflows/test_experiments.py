@@ -98,6 +98,7 @@ def test_sweep_ablation_and_model_table_share_runs_rerun_nothing_and_resume(luig
     assert rows["word_avg"]["sts"] == cells["9"]["sts"] and rows["SIF vectors (+WR)"]["sts"]["2014"] is not None
     markdown = (table.output_dir / "report.md").read_text()
     assert "## Table 7" in markdown and "## Table 9" in markdown and "| SIF vectors (+WR) | baseline | 8 |" in markdown
+    assert set(ModelTable(models="word_avg", without_baselines=True, **corpus, **TINY).requires()) == {"word_avg"}
 
     # A half-finished sweep: one cell's training and evaluation are gone, and the report.
     before = manifests(luigi_workdir)
