@@ -292,7 +292,8 @@ def model_table_report(rows: Mapping[str, Mapping], links: dict[str, str] | None
     ]
     plots = [Plot("sts_by_year", "STS Pearson × 100 by year", "STS year", "Pearson × 100", [*TEST_YEARS, TEST_MEAN], {n: [_get(rows[n]["sts"], y) for y in [*TEST_YEARS, TEST_MEAN]] for n in names}, "bar")]
     best = max((n for n in names if not math.isnan(_get(rows[n]["sts"], DEV))), key=lambda n: _get(rows[n]["sts"], DEV), default=None)
-    summary = f"{len(names)} model(s) on the same training selection; best on {DEV}: {best}."
+    trained = sum(rows[n]["kind"] == "trained" for n in names)
+    summary = f"{trained} model(s) trained on the same selection, {len(names) - trained} baseline(s); best on {DEV}: {best}."
     return Report("Models and baselines (ParaNMT Tables 7 and 9)", summary, tables, plots, {"rows": rows, "best_on_dev": best}, links or {})
 
 
