@@ -130,6 +130,8 @@ def test_data_sources_are_compared_on_equal_samples(luigi_workdir, pairs_dir, ve
     assert "## Table 2" in markdown and "| Statistic | all | shard |" in markdown and "## Table 3" in markdown
     assert_png(task.output_dir / "dev_by_source.png")
     assert "statistics per domain: shard" in page_links(task)
+    with pytest.raises(ValueError, match="'bogus'"):
+        DataSourceComparison(sources={"x": {"bogus": "1"}}).requires()
 
 
 def test_experiments_fail_before_training_without_sts_files(luigi_workdir, pairs_dir, sts_dir):  # noqa: F811
