@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import os
+
+# libgomp (torch's OpenMP) is not fork-safe: once this process has run a multi-threaded torch
+# op, the workers Luigi forks for `workers=2` hang in their first one. One OpenMP thread here
+# (set before torch loads) keeps the in-process luigi.build(workers=2) tests safe.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 from pathlib import Path
 
 import luigi
