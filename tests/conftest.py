@@ -29,6 +29,14 @@ def require_shared(*parts: str) -> Path:
     return path
 
 
+@pytest.fixture(autouse=True)
+def one_torch_thread():
+    """Undo any test's torch.set_num_threads (the fairseq engine sets it) before the next test."""
+    import torch
+
+    torch.set_num_threads(1)
+
+
 @pytest.fixture
 def shared_path():
     """``shared_path("csen", "wmt21")``: a real-data path, or skip the test naming what is absent."""
