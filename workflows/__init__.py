@@ -1,20 +1,8 @@
 """Luigi tasks; ``luigi --module workflows BuildParaNMT --local-scheduler`` runs the pipeline."""
 
+from workflows.backtranslate import BackTranslate
 from workflows.build import BuildParaNMT
-from workflows.ingest import IngestBitext
-
-__all__ = ["BuildParaNMT", "IngestBitext"]
-
-from workflows.encoders import EvaluateSTS, TrainEncoder  # noqa: E402
-
-__all__ += ["EvaluateSTS", "TrainEncoder"]
-
-from workflows.backtranslate import BackTranslate  # noqa: E402
-from workflows.nmt import ConvertTranslator, EvaluateTranslator, TrainSentencePiece, TrainTranslator  # noqa: E402
-
-__all__ += ["BackTranslate", "ConvertTranslator", "EvaluateTranslator", "TrainSentencePiece", "TrainTranslator"]
-
-from workflows.corpus import (  # noqa: E402
+from workflows.corpus import (
     AssignDeciles,
     CorpusStats,
     ImportParaphrases,
@@ -24,15 +12,38 @@ from workflows.corpus import (  # noqa: E402
     TrainOnFiltered,
     TrainPPModel,
 )
-
-__all__ += ["AssignDeciles", "CorpusStats", "ImportParaphrases", "ScorePairs", "SelectTopHalf", "SelectTrainingSet", "TrainOnFiltered", "TrainPPModel"]
-
-from workflows.experiments import (  # noqa: E402
+from workflows.encoders import EvaluateSTS, TrainEncoder
+from workflows.experiments import (
     DataSourceComparison,
     DecileSweep,
     EvaluateBaselines,
     MegabatchAblation,
     ModelTable,
 )
+from workflows.ingest import IngestBitext
+from workflows.nmt import ConvertTranslator, EvaluateTranslator, TrainSentencePiece, TrainTranslator
 
-__all__ += ["DataSourceComparison", "DecileSweep", "EvaluateBaselines", "MegabatchAblation", "ModelTable"]
+__all__ = [
+    "AssignDeciles",
+    "BackTranslate",
+    "BuildParaNMT",
+    "ConvertTranslator",
+    "CorpusStats",
+    "DataSourceComparison",
+    "DecileSweep",
+    "EvaluateBaselines",
+    "EvaluateSTS",
+    "EvaluateTranslator",
+    "ImportParaphrases",
+    "IngestBitext",
+    "MegabatchAblation",
+    "ModelTable",
+    "ScorePairs",
+    "SelectTopHalf",
+    "SelectTrainingSet",
+    "TrainEncoder",
+    "TrainOnFiltered",
+    "TrainPPModel",
+    "TrainSentencePiece",
+    "TrainTranslator",
+]
