@@ -2,7 +2,8 @@
 
 Rows, in one run, beam 12, the same length limit and token budget:
   * fairseq-generate (the baseline): fairseq's CLI on the binarized sentences; its own
-    generation time (model loading excluded, as for the in-process rows);
+    generation time (model loading excluded, as for the in-process rows); also with one torch
+    thread, which is faster for small models on a busy machine;
   * fairseq engine: this stage's second engine (fairseq's generator, in process);
   * CTranslate2: the default engine, the device's default compute type (float32 on CPU,
     float16 on GPU), and int8 (the CPU option);
@@ -30,6 +31,7 @@ PAPER_SENTENCES, PAPER_GPU_HOURS = 51.4e6, 10_000
 WMT21_SOURCE = Path(os.environ.get("PARANMT_SHARED_DATA", "../shared/data")) / "csen" / "wmt21" / "newstest2021.cs-en.src.cs"
 MODES = {
     "generate": "fairseq-generate (baseline)",
+    "generate-1thread": "fairseq-generate, 1 torch thread",
     "fairseq": "fairseq engine (in process)",
     "ct2": "CTranslate2",
     "ct2-int8": "CTranslate2 int8",
@@ -70,8 +72,11 @@ def default_model(workdir: Path) -> Path:
     return latest.resolve()
 
 
-def run_generate(model, texts, device, options) -> tuple[int, int, float]:
-    """fairseq-generate on the binarized pieces; returns (sentences, tokens, generation seconds)."""
+def run_generate(model, texts, device, options, threads=0) -> tuple[int, int, float]:
+    """fairseq-generate on the binarized pieces; returns (sentences, tokens, generation seconds).
+
+    ``threads`` > 0 caps torch's threads (on a busy machine spinning threads slow small models down).
+    """
     from models.nmt import fairseq_train
     from models.nmt.spm import Codec
 
@@ -89,7 +94,7 @@ def run_generate(model, texts, device, options) -> tuple[int, int, float]:
             "--max-tokens", str(options.batch_tokens), "--max-len-a", str(options.max_len_a),
             "--max-len-b", str(options.max_len_b), "--required-batch-size-multiple", "1",
             "--dataset-impl", "mmap", *(["--fp16"] if device == "cuda" else ["--cpu"]),
-        ], output.append)
+        ], output.append, threads)
     summary = next(line for line in output if "Translated" in line and "sentences/s" in line)
     found = re.search(r"Translated ([\d,]+) sentences \(([\d,]+) tokens\) in ([\d.]+)s", summary)
     count, tokens, seconds = (float(found.group(i).replace(",", "")) for i in (1, 2, 3))
@@ -146,8 +151,8 @@ def measure(args) -> None:
     model = NmtModel.load(args.model)
     texts = sentences(args.source, args.sentences)
     options = DecodeOptions(beam_size=args.beam, batch_tokens=args.batch_tokens)
-    if args.measure == "generate":
-        result = run_generate(model, texts, args.device, options)
+    if args.measure.startswith("generate"):
+        result = run_generate(model, texts, args.device, options, 1 if args.measure == "generate-1thread" else 0)
     elif args.measure == "beam":
         result = run_beam(model, texts, args.device, options, args.workers)
     else:
@@ -181,9 +186,11 @@ def main() -> None:
     common = ["--model", str(args.model), "--sentences", str(args.sentences), "--beam", str(args.beam),
               "--batch-tokens", str(args.batch_tokens), "--device", args.device, "--threads", str(args.threads),
               "--workers", str(args.workers), *(["--source", str(args.source)] if args.source else [])]
-    modes = [mode for mode in args.modes.split(",") if not (mode == "ct2-int8" and args.device == "cuda")]
+    modes = [mode for mode in args.modes.split(",") if not (mode in ("ct2-int8", "generate-1thread") and args.device == "cuda")]
+    load_before = os.getloadavg()[0]
     results = {mode: measure_in_subprocess("benchmarks.backtranslate", "--measure", mode, *common) for mode in modes}
-    base = results.get("generate")
+    load_after = os.getloadavg()[0]
+    base = results.get("generate") or results.get("generate-1thread")
     rows = []
     for mode, r in results.items():
         rate = r["sentences"] / r["seconds"]
@@ -192,7 +199,8 @@ def main() -> None:
         rows.append([MODES[mode], r["sentences"], r["seconds"], rate, r["tokens"] / r["seconds"], speedup, hours])
     texts = sentences(args.source, args.sentences)
     print(f"Back-translation, beam {args.beam}, {len(texts)} sentences ({sentence_source(args.source) or 'demo corpus'}), "
-          f"model {args.model}, device {args.device}, on {machine()}\n")
+          f"model {args.model}, device {args.device}, in-process threads {args.threads or 'all cores'}, on {machine()}; "
+          f"load average {load_before:.1f} before, {load_after:.1f} after\n")
     print(markdown_table(["engine", "sentences", "seconds", "sentences/s", "target tokens/s", "× fairseq-generate",
                           f"hours for {PAPER_SENTENCES / 1e6:.1f}M sentences (paper: {PAPER_GPU_HOURS:,} GPU-h)"], rows))
 
