@@ -36,7 +36,9 @@ class EncoderConfig:
     dim: int = 300
     # Word/piece/trigram embedding size; 0: the pretrained vectors' size when given, else 300.
     embed_dim: int = 0
-    tokens: str = "words"  # token featurizer: "words" (Moses) or "pieces" (sentencepiece)
+    # Token featurizer: "pieces" (sentencepiece; the quality benchmark's choice) or "words" (Moses,
+    # needed to initialise from word vectors).
+    tokens: str = "pieces"
     combine: str = "concat"  # mixed models: "add" (dim) or "concat" (k × dim)
     dropout: float = 0.0
     dan_layers: int = 2
@@ -47,7 +49,7 @@ class EncoderConfig:
     max_vocab: int = 0  # 0: no limit
     trigram_min_count: int = 1
     max_trigrams: int = 0
-    spm_vocab_size: int = 50_000
+    spm_vocab_size: int = 20_000
 
     @classmethod
     def from_dict(cls, values: dict) -> EncoderConfig:

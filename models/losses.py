@@ -20,6 +20,7 @@ from torch import Tensor
 from models.encoders import Encoder
 
 NEGATIVE_MODES = ("max", "mix", "rand")
+NEGATIVE_SIDES = ("both", "partner")
 # Rows of the pool similarity matrix computed at once: bounds memory for large pools
 # (M = 40, batch 100 → 8,000 candidates) at 8,000 × 2,048 floats.
 _SIMILARITY_ROWS = 2048
@@ -34,37 +35,90 @@ def margin_loss(g1: Tensor, g2: Tensor, t1: Tensor, t2: Tensor, margin: float) -
     ).mean()
 
 
-def _excluded(pairs: int) -> tuple[np.ndarray, np.ndarray]:
-    """Pool layout: sentence i < P is side 1 of pair i, P + i is its side 2. For each of the
-    2P sentences, (itself, its partner)."""
-    own = np.arange(2 * pairs)
-    return own, (own + pairs) % (2 * pairs)
+def _partners(pairs: int) -> np.ndarray:
+    """Pool layout: sentence i < P is side 1 of pair i, P + i is its side 2. Each sentence's partner."""
+    return (np.arange(2 * pairs) + pairs) % (2 * pairs)
 
 
-def hardest_negatives(embeddings: Tensor) -> np.ndarray:
+def _demote_closer_than_partner(similarity: Tensor, partner_similarity: Tensor) -> Tensor:
+    """Cosines lie in [-1, 1]: minus 4 ranks every candidate at least as close as the partner
+    below every other one, so an argmax picks a semi-hard negative when there is one."""
+    return torch.where(similarity < partner_similarity, similarity, similarity - 4)
+
+
+def _hardest_both_sides(unit: Tensor, below_partner: bool) -> Tensor:
+    """Paper's candidates: every pool sentence but the anchor itself and its partner."""
+    rows = unit.shape[0]
+    partner = (torch.arange(rows, device=unit.device) + rows // 2) % rows
+    best = []
+    for start in range(0, rows, _SIMILARITY_ROWS):
+        stop = min(start + _SIMILARITY_ROWS, rows)
+        index = torch.arange(stop - start, device=unit.device)
+        similarity = unit[start:stop] @ unit.T
+        partner_similarity = similarity[index, partner[start:stop]].clone()
+        similarity[index, partner[start:stop]] = -torch.inf
+        similarity[index, index + start] = -torch.inf
+        if below_partner:
+            similarity = _demote_closer_than_partner(similarity, partner_similarity[:, None])
+        best.append(similarity.argmax(dim=1))
+    return torch.cat(best)
+
+
+def _hardest_partner_side(unit: Tensor, below_partner: bool) -> Tensor:
+    """Authors' candidates: the other pairs' sentences on the partner's side. Side-1 anchors
+    take row maxima of S = side1 · side2ᵀ and side-2 anchors column maxima of the same S, so
+    the pool costs one P × P product."""
+    pairs = unit.shape[0] // 2
+    first, second = unit[:pairs], unit[pairs:]
+    partner_similarity = (first * second).sum(dim=1)
+    row_best, column_value, column_best = [], None, None
+    for start in range(0, pairs, _SIMILARITY_ROWS):
+        stop = min(start + _SIMILARITY_ROWS, pairs)
+        index = torch.arange(stop - start, device=unit.device)
+        similarity = first[start:stop] @ second.T
+        similarity[index, index + start] = -torch.inf  # a sentence's own partner
+        rows = _demote_closer_than_partner(similarity, partner_similarity[start:stop, None]) if below_partner else similarity
+        row_best.append(rows.argmax(dim=1))
+        columns = _demote_closer_than_partner(similarity, partner_similarity[None, :]) if below_partner else similarity
+        value, best = columns.max(dim=0)
+        if column_value is None:
+            column_value, column_best = value, best
+        else:
+            better = value > column_value
+            column_value, column_best = torch.where(better, value, column_value), torch.where(better, best + start, column_best)
+    return torch.cat([torch.cat(row_best) + pairs, column_best])
+
+
+def hardest_negatives(embeddings: Tensor, side: str = "both", below_partner: bool = False) -> np.ndarray:
     """For each of the 2P pool sentences (side 1 rows, then side 2 rows), the index of the
-    most cosine-similar other pool sentence that is neither itself nor its partner."""
+    most cosine-similar candidate negative.
+
+    Candidates (``side``): "both": every other pool sentence but the anchor's partner (the
+    paper); "partner": only the other pairs' sentences on the partner's side, so a side-1
+    anchor competes with side-2 sentences (the authors' 2021 code; half the search).
+    ``below_partner`` (semi-hard, as in FaceNet): only candidates strictly less similar to the
+    anchor than its partner is, because in a large pool a candidate at least as close as the
+    partner is most often a paraphrase of the anchor, not a negative; an anchor with no such
+    candidate falls back to its hardest candidate."""
+    if side not in NEGATIVE_SIDES:
+        raise ValueError(f"negative side must be one of {NEGATIVE_SIDES}, got {side!r}")
     rows = embeddings.shape[0]
     if rows < 4 or rows % 2:
         raise ValueError(f"a negative pool needs at least 2 whole pairs, got {rows} sentences")
     unit = F.normalize(embeddings.float(), dim=1)
-    own, partner = _excluded(rows // 2)
-    own_t = torch.as_tensor(own, device=unit.device)
-    partner_t = torch.as_tensor(partner, device=unit.device)
-    best = []
-    for start in range(0, rows, _SIMILARITY_ROWS):
-        stop = min(start + _SIMILARITY_ROWS, rows)
-        similarity = unit[start:stop] @ unit.T
-        index = torch.arange(stop - start, device=unit.device)
-        similarity[index, own_t[start:stop]] = -torch.inf
-        similarity[index, partner_t[start:stop]] = -torch.inf
-        best.append(similarity.argmax(dim=1))
-    return torch.cat(best).cpu().numpy()
+    search = _hardest_both_sides if side == "both" else _hardest_partner_side
+    return search(unit, below_partner).cpu().numpy()
 
 
-def random_negatives(pairs: int, rng: np.random.Generator) -> np.ndarray:
-    """A uniformly random valid negative for each of the 2P pool sentences."""
-    own, partner = _excluded(pairs)
+def random_negatives(pairs: int, rng: np.random.Generator, side: str = "both") -> np.ndarray:
+    """A uniformly random candidate negative (see :func:`hardest_negatives`) for each of the
+    2P pool sentences."""
+    own = np.arange(2 * pairs)
+    partner = _partners(pairs)
+    if side == "partner":  # any other pair's sentence on the partner's side
+        pick = rng.integers(0, pairs - 1, size=2 * pairs)
+        pick += pick >= own % pairs
+        return pick + np.where(own < pairs, pairs, 0)
     low, high = np.minimum(own, partner), np.maximum(own, partner)
     pick = rng.integers(0, 2 * pairs - 2, size=2 * pairs)
     pick += pick >= low  # skip the two excluded slots, in increasing order
@@ -72,18 +126,21 @@ def random_negatives(pairs: int, rng: np.random.Generator) -> np.ndarray:
     return pick
 
 
-def choose_negatives(embeddings: Tensor, mode: str, rng: np.random.Generator) -> np.ndarray:
+def choose_negatives(
+    embeddings: Tensor, mode: str, rng: np.random.Generator, side: str = "both", below_partner: bool = False
+) -> np.ndarray:
     """Negatives for the pool: MAX (hardest), MIX (hardest with probability 0.5, else random)
-    or RAND. ``embeddings`` are the 2P pool sentences (side 1 rows, then side 2 rows)."""
+    or RAND, among the candidates ``side`` and ``below_partner`` allow (:func:`hardest_negatives`).
+    ``embeddings`` are the 2P pool sentences (side 1 rows, then side 2 rows)."""
     if mode not in NEGATIVE_MODES:
         raise ValueError(f"negative mode must be one of {NEGATIVE_MODES}, got {mode!r}")
     pairs = embeddings.shape[0] // 2
     if mode == "rand":
-        return random_negatives(pairs, rng)
-    hardest = hardest_negatives(embeddings)
+        return random_negatives(pairs, rng, side)
+    hardest = hardest_negatives(embeddings, side, below_partner)
     if mode == "max":
         return hardest
-    return np.where(rng.random(2 * pairs) < 0.5, hardest, random_negatives(pairs, rng))
+    return np.where(rng.random(2 * pairs) < 0.5, hardest, random_negatives(pairs, rng, side))
 
 
 def regularization(encoder: Encoder, anchors: dict[int, Tensor], lambda_c: float, lambda_w: float) -> Tensor | float:

@@ -17,6 +17,7 @@ from workflows.experiments import (
     DataSourceComparison,
     DecileSweep,
     EvaluateBaselines,
+    EvaluateBaselinesOnTrainData,
     MegabatchAblation,
     ModelTable,
 )
@@ -32,6 +33,7 @@ __all__ = [
     "DataSourceComparison",
     "DecileSweep",
     "EvaluateBaselines",
+    "EvaluateBaselinesOnTrainData",
     "EvaluateSTS",
     "EvaluateTranslator",
     "ImportParaphrases",

@@ -139,6 +139,7 @@ class TrainPPModel(PairsSource, TrainEncoder):
 
     stage = "pp_model"
     model = luigi.ChoiceParameter(choices=["word_avg"], default="word_avg", description="PP similarity needs a word-averaging model.")
+    tokens = luigi.ChoiceParameter(choices=["words"], default="words", description="PP similarity averages word vectors (Moses words).")
 
     def requires(self):
         return SelectTopHalf(**self.pairs_params())
@@ -280,15 +281,20 @@ class SelectTrainingSet(StageTask):
         return {"schema": {"training": schemas.version_of(schemas.TRAINING)}, "rows": {"training": counts["selected"]}, **counts}
 
 
-@inherits(SelectTrainingSet)
-class TrainFilteredEncoder(TrainEncoder):
-    """TrainEncoder on a SelectTrainingSet selection."""
+class OnSelection:
+    """A task that reads the pairs of the SelectTrainingSet selection with its options (the
+    concrete task ``@inherits(SelectTrainingSet)``)."""
 
     def requires(self):
         return self.clone(SelectTrainingSet)
 
     def training_data(self) -> str:
         return str(self.requires().output_dir / "pairs")
+
+
+@inherits(SelectTrainingSet)
+class TrainFilteredEncoder(OnSelection, TrainEncoder):
+    """TrainEncoder on a SelectTrainingSet selection."""
 
 
 @inherits(TrainFilteredEncoder)

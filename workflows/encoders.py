@@ -58,18 +58,21 @@ class TrainEncoder(StageTask):
     model = luigi.ChoiceParameter(choices=sorted(MODELS), default="word_avg", description="Encoder architecture.")
     dim = luigi.IntParameter(default=300, description="Output size of LSTM/BiLSTM (both directions)/projection/DAN/RNN models.")
     embed_dim = luigi.IntParameter(default=0, description="Embedding size; 0: the word vectors' size, else 300.")
-    tokens = luigi.ChoiceParameter(choices=["words", "pieces"], default="words", description="Token features: Moses words or sentencepiece pieces.")
+    tokens = luigi.ChoiceParameter(choices=["pieces", "words"], default="pieces", description="Token features: sentencepiece pieces, or Moses words (needed with --word-vectors).")
     combine = luigi.ChoiceParameter(choices=["concat", "add"], default="concat", description="Mixed models: concatenate or add the outputs.")
     min_count = luigi.IntParameter(default=1, description="Words seen fewer times in training become UNK.")
     max_vocab = luigi.IntParameter(default=0, description="Most frequent training words kept (0: all).")
-    spm_vocab_size = luigi.IntParameter(default=50_000, description="Sentencepiece pieces (upper bound).")
+    spm_vocab_size = luigi.IntParameter(default=20_000, description="Sentencepiece pieces (upper bound).")
     dropout = luigi.FloatParameter(default=0.0, description="Dropout on token embeddings (averaging models: on the mean).")
     batch_size = luigi.IntParameter(default=100, description="Pairs per update.")
     margin = luigi.FloatParameter(default=0.4, description="Margin δ of the hinge loss.")
     lr = luigi.FloatParameter(default=0.001, description="Adam learning rate.")
     epochs = luigi.IntParameter(default=5, description="Passes over the training pairs.")
     megabatch = luigi.IntParameter(default=40, description="Mini-batches pooled to choose negatives (M; 1: in-batch).")
+    megabatch_anneal = luigi.IntParameter(default=0, description="M grows by 1 every N updates, from 1 up to --megabatch (0: M from the start).")
     negatives = luigi.ChoiceParameter(choices=["max", "mix", "rand"], default="max", description="Negative selection.")
+    negative_side = luigi.ChoiceParameter(choices=["partner", "both"], default="partner", description="Negative candidates: only the partner's side, or any pool sentence (the paper).")
+    below_partner = luigi.BoolParameter(default=True, parsing=luigi.BoolParameter.EXPLICIT_PARSING, description="Semi-hard: only negatives less similar to the anchor than its partner (false: the paper's hardest).")
     scramble = luigi.FloatParameter(default=0.3, description="Probability a pair's word order is shuffled (recurrent models).")
     lambda_c = luigi.FloatParameter(default=0.0, description="L2 weight on compositional parameters.")
     lambda_w = luigi.FloatParameter(default=0.0, description="L2 weight pulling word embeddings to their initial values.")
@@ -127,7 +130,8 @@ class TrainEncoder(StageTask):
         )
         config = TrainConfig(
             batch_size=self.batch_size, margin=self.margin, lr=self.lr, epochs=self.epochs, megabatch=self.megabatch,
-            negatives=self.negatives, scramble=self.scramble, lambda_c=self.lambda_c, lambda_w=self.lambda_w,
+            megabatch_anneal=self.megabatch_anneal, negatives=self.negatives, negative_side=self.negative_side,
+            below_partner=self.below_partner, scramble=self.scramble, lambda_c=self.lambda_c, lambda_w=self.lambda_w,
             seed=self.seed, max_steps=self.max_steps, eval_every=self.eval_every,
             checkpoint_every=self.checkpoint_every, device=self.device,
         )

@@ -12,6 +12,8 @@ experiment's own directory (``<workdir>/experiments/<name>/<fingerprint>/``, ``l
 it) holds report.json, report.md, the PNG plots and index.html (models/reports.py).
 Every corpus and training option of TrainOnFiltered applies (``--pairs``, ``--pp-vectors``,
 ``--batch-size`` …); without any, the embedded demo corpus is back-translated and used.
+MegabatchAblation and ModelTable also run on given pairs (``--train-data pairs.tsv``, or a Parquet
+pairs dataset): each cell is then an EvaluateSTS run on that file and no corpus stage runs.
 """
 
 from __future__ import annotations
@@ -29,11 +31,12 @@ from workflows.base import StageTask, read_manifest
 from workflows.corpus import (
     AssignDeciles,
     CorpusStats,
+    OnSelection,
     SelectTrainingSet,
     TrainFilteredEncoder,
     TrainOnFiltered,
 )
-from workflows.encoders import sts_files, sts_root
+from workflows.encoders import EvaluateSTS, TrainEncoder, sts_files, sts_root
 
 
 def _names(text: str) -> list[str]:
@@ -48,8 +51,8 @@ def _model_names(text: str) -> list[str]:
     return names
 
 
-def run_result(task: TrainOnFiltered) -> dict:
-    """A finished run's training pairs, embedding size and STS summary (read from its outputs)."""
+def run_result(task: EvaluateSTS) -> dict:
+    """A finished run's training pairs (its encoder's manifest), embedding size and STS summary."""
     from models.evaluation import StsReport
     from models.reports import sts_summary
 
@@ -79,7 +82,7 @@ class Experiment(StageTask):
         """Each run's report, relative to this experiment's directory (for index.html)."""
         return {f"run {name}": os.path.relpath(task.output_dir / "report.md", self.output_dir) for name, task in self.runs().items()}
 
-    def runs(self) -> dict[str, TrainOnFiltered]:
+    def runs(self) -> dict[str, EvaluateSTS]:
         """The experiment's runs by name "<row>/<column>" (e.g. "pp/9")."""
         raise NotImplementedError
 
@@ -129,9 +132,26 @@ class DecileSweep(Experiment):
         return decile_sweep_report(self.results(int), self.range_width, self.links())
 
 
+class OnTrainData:
+    """Experiments whose cells train on --train-data when it is given (each an EvaluateSTS run;
+    no corpus stage), else on the corpus selection (TrainOnFiltered)."""
+
+    train_data = luigi.Parameter(
+        default="",
+        description="TSV of sentence pairs (first two tab-separated fields) or Parquet pairs dataset "
+        "directory: every cell trains on it instead of a corpus selection. Empty: the selection.",
+    )
+
+    def cell(self, **params) -> EvaluateSTS:
+        return self.clone(EvaluateSTS if self.train_data else TrainOnFiltered, **params)
+
+    def encoder(self, **params) -> TrainEncoder:
+        return self.clone(TrainEncoder if self.train_data else TrainFilteredEncoder, **params)
+
+
 @inherits(TrainOnFiltered)
-class MegabatchAblation(Experiment):
-    """Table 5: each model trained with each mega-batch size M on the same selection; Table 6:
+class MegabatchAblation(OnTrainData, Experiment):
+    """Table 5: each model trained with each mega-batch size M on the same pairs; Table 6:
     the negatives the miner picks for a few training sentences at each M (pools of the first M
     mini-batches, embedded by --probe-model trained with the largest M)."""
 
@@ -145,11 +165,11 @@ class MegabatchAblation(Experiment):
     def sizes(self) -> list[int]:
         return sorted({int(m) for m in _names(self.megabatches)})
 
-    def runs(self) -> dict[str, TrainOnFiltered]:
-        return {f"{m}/{size}": self.clone(TrainOnFiltered, model=m, megabatch=size) for m in _model_names(self.models) for size in self.sizes()}
+    def runs(self) -> dict[str, EvaluateSTS]:
+        return {f"{m}/{size}": self.cell(model=m, megabatch=size) for m in _model_names(self.models) for size in self.sizes()}
 
-    def probe_encoder(self) -> TrainFilteredEncoder:
-        return self.clone(TrainFilteredEncoder, model=self.probe_model, megabatch=max(self.sizes()))
+    def probe_encoder(self) -> TrainEncoder:
+        return self.encoder(model=self.probe_model, megabatch=max(self.sizes()))
 
     def requires(self):
         self.check_sts()
@@ -169,18 +189,19 @@ class MegabatchAblation(Experiment):
         return megabatch_report(self.results(int), negatives, self.links())
 
 
-@inherits(SelectTrainingSet)
-class EvaluateBaselines(StageTask):
+class VectorBaselines(StageTask):
     """SIF and averaged word vectors (no training) on the STS sets, with the SIF component
-    fitted on the training selection's sentences; one report.json per baseline."""
+    fitted on a seeded sample of the training pairs' sentences (both sides); one report.json per
+    baseline. Subclasses say where the pairs are (``training_data()``, ``columns``)."""
 
     stage = "baselines"
+    columns = "reference,translation"  # the two columns that form a pair
     vectors = luigi.Parameter(default="../shared/data/wordvec/glove50_4k.txt", description="word2vec/GloVe text vectors of both baselines.")
     word_counts = luigi.Parameter(default="../shared/data/wordvec/enwiki_vocab_min200.txt", description="`word count` file for SIF's p(w) (empty: no SIF).")
-    reference_sentences = luigi.IntParameter(default=100_000, description="Selection sentences (both sides, seeded sample) SIF's component is fitted on.")
+    reference_sentences = luigi.IntParameter(default=100_000, description="Training sentences (both sides, seeded sample) SIF's component is fitted on.")
 
-    def requires(self):
-        return self.clone(SelectTrainingSet)
+    def training_data(self) -> str:
+        raise NotImplementedError
 
     def input_files(self) -> list[str]:
         return [self.vectors, *([self.word_counts] if self.word_counts else []), *sts_files()]
@@ -191,7 +212,8 @@ class EvaluateBaselines(StageTask):
         from models.trainer import read_pairs
 
         datasets, absent = sts_suite(sts_root())
-        reference = reference_sample(*read_pairs(self.requires().output_dir / "pairs"), self.reference_sentences, self.sample_seed)
+        pairs = read_pairs(self.training_data(), tuple(self.columns.split(",")))
+        reference = reference_sample(*pairs, self.reference_sentences, self.sample_seed)
         results = {}
         for name, (embed, dim) in vector_baselines(self.vectors, self.word_counts, reference).items():
             self.progress(f"evaluating {name} on {len(datasets)} STS datasets")
@@ -205,9 +227,29 @@ class EvaluateBaselines(StageTask):
         return json.loads((self.output_dir / "baselines.json").read_text())
 
 
+@inherits(SelectTrainingSet)
+class EvaluateBaselines(OnSelection, VectorBaselines):
+    """The vector baselines, SIF fitted on the training selection's sentences."""
+
+
+class EvaluateBaselinesOnTrainData(VectorBaselines):
+    """The vector baselines, SIF fitted on the sentences of given pairs (a TSV or a Parquet
+    pairs dataset, as TrainEncoder's --train-data)."""
+
+    train_data = TrainEncoder.train_data
+    columns = TrainEncoder.columns
+    sample_seed = SelectTrainingSet.sample_seed
+
+    def training_data(self) -> str:
+        return self.train_data
+
+    def input_files(self) -> list[str]:
+        return TrainEncoder(train_data=self.train_data).input_files() + super().input_files()
+
+
 @inherits(TrainOnFiltered, EvaluateBaselines)
-class ModelTable(Experiment):
-    """Tables 7 and 9: every --models encoder trained on the same selection, with SIF and the
+class ModelTable(OnTrainData, Experiment):
+    """Tables 7 and 9: every --models encoder trained on the same pairs, with SIF and the
     averaged input vectors (--vectors, --word-counts; --without-baselines: none) as rows of
     the same table: STS per year, the 2012–2016 mean, STS 2017 dev and STS Benchmark."""
 
@@ -216,11 +258,13 @@ class ModelTable(Experiment):
     models = luigi.Parameter(default="word_avg,trigram_avg,lstm_avg,trigram_word", description="Comma-separated encoders (rows of the table).")
     without_baselines = luigi.BoolParameter(default=False, description="Leave out the SIF and averaged-vector rows.")
 
-    def runs(self) -> dict[str, TrainOnFiltered]:
-        return {m: self.clone(TrainOnFiltered, model=m) for m in _model_names(self.models)}
+    def runs(self) -> dict[str, EvaluateSTS]:
+        return {m: self.cell(model=m) for m in _model_names(self.models)}
 
-    def baselines(self) -> EvaluateBaselines | None:
-        return None if self.without_baselines or not self.vectors else self.clone(EvaluateBaselines)
+    def baselines(self) -> VectorBaselines | None:
+        if self.without_baselines or not self.vectors:
+            return None
+        return self.clone(EvaluateBaselinesOnTrainData if self.train_data else EvaluateBaselines)
 
     def requires(self):
         self.check_sts()

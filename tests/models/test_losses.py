@@ -119,3 +119,55 @@ def test_identity_rnn_weights_are_regularized_to_identity():
     with torch.no_grad():
         encoder.components[0].hidden.weight.zero_()
     assert regularization(encoder, anchors, 1.0, 0.0).item() == pytest.approx(3.0)
+
+
+def brute_force_negatives(embeddings: torch.Tensor, side: str, below_partner: bool) -> list[int]:
+    """The definition of :func:`hardest_negatives`, one anchor at a time."""
+    unit_rows = torch.nn.functional.normalize(embeddings.double(), dim=1)
+    rows, pairs = len(unit_rows), len(unit_rows) // 2
+    chosen = []
+    for anchor in range(rows):
+        partner = (anchor + pairs) % rows
+        similarity = (unit_rows @ unit_rows[anchor]).tolist()
+        candidates = [c for c in range(rows) if c not in (anchor, partner) and (side == "both" or (c < pairs) != (anchor < pairs))]
+        semi_hard = [c for c in candidates if similarity[c] < similarity[partner]] if below_partner else []
+        chosen.append(max(semi_hard or candidates, key=similarity.__getitem__))
+    return chosen
+
+
+@pytest.mark.parametrize("side", ["both", "partner"])
+@pytest.mark.parametrize("below_partner", [False, True])
+@pytest.mark.parametrize("chunk_rows", [3, 2048])
+def test_every_negative_rule_is_its_brute_force_definition(side, below_partner, chunk_rows, monkeypatch):
+    monkeypatch.setattr("models.losses._SIMILARITY_ROWS", chunk_rows)  # chunked search == whole search
+    embeddings = torch.randn(2 * 11, 5, generator=torch.Generator().manual_seed(7))
+    assert hardest_negatives(embeddings, side, below_partner).tolist() == brute_force_negatives(embeddings, side, below_partner)
+
+
+def test_partner_side_negatives_come_from_the_other_side():
+    pairs = 40
+    embeddings = torch.randn(2 * pairs, 6, generator=torch.Generator().manual_seed(1))
+    rng = np.random.default_rng(0)
+    for mode in ("max", "mix", "rand"):
+        negatives = choose_negatives(embeddings, mode, rng, side="partner")
+        rows = np.arange(2 * pairs)
+        assert ((negatives < pairs) != (rows < pairs)).all()  # always the partner's side
+        assert not (negatives == (rows + pairs) % (2 * pairs)).any()  # never the partner itself
+
+
+def test_near_duplicates_of_the_anchor_are_not_chosen_as_negatives():
+    """Caption-like pool: 20 scenes, 10 pairs each. Side 1 of every pair of a scene is a
+    near-duplicate of the others ("a man is about to hit a tennis ball" / "a shirtless man is
+    about to hit a tennis ball"); side 2 is a looser rewording. Plain MAX picks a near-duplicate
+    of the anchor (a paraphrase, so a false negative) for every side-1 anchor; the semi-hard
+    rule must pick none, because each is closer to the anchor than its partner is."""
+    generator = torch.Generator().manual_seed(0)
+    scenes, per_scene, dim = 20, 10, 32
+    scene = torch.arange(scenes).repeat_interleave(per_scene)
+    centres = torch.randn(scenes, dim, generator=generator)[scene]
+    side1 = centres + 0.05 * torch.randn(len(scene), dim, generator=generator)
+    side2 = centres + 0.7 * torch.randn(len(scene), dim, generator=generator)
+    negatives = {rule: hardest_negatives(torch.cat([side1, side2]), "both", rule)[: len(scene)] for rule in (False, True)}
+    is_near_duplicate = lambda chosen: (chosen < len(scene)) & (scene.numpy()[chosen % len(scene)] == scene.numpy())  # noqa: E731
+    assert is_near_duplicate(negatives[False]).all()  # the failure mode the rule fixes
+    assert not is_near_duplicate(negatives[True]).any()

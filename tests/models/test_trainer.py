@@ -64,7 +64,7 @@ def weights(directory, name=CHECKPOINT) -> dict:
 
 def test_training_lowers_the_loss_and_raises_dev_correlation(tmp_path):
     config = TrainConfig(epochs=3, batch_size=25, megabatch=4, lr=0.01)
-    trainer = Trainer(paraphrases(500), tmp_path, EncoderConfig(model="word_avg", dim=16, embed_dim=16), config)
+    trainer = Trainer(paraphrases(500), tmp_path, EncoderConfig(model="word_avg", dim=16, embed_dim=16, tokens="words"), config)
     before = dev_pearson(trainer.sentence_encoder().encode)
     result = trainer.run(dev=dev_pearson)
     assert result.steps == 3 * 20 and len(result.losses) == 60
@@ -148,7 +148,7 @@ def test_saved_model_embeds_exactly_like_the_trained_one(tmp_path):
 def test_pretrained_vectors_initialise_words_and_join_the_vocabulary(tmp_path):
     vectors = tmp_path / "vectors.txt"
     vectors.write_text("3 8\n" + "".join(f"{w} " + " ".join(str(i + j) for j in range(8)) + "\n" for i, w in enumerate(["c1", "f2", "zebra"])))
-    trainer = Trainer(paraphrases(40), tmp_path / "model", EncoderConfig(model="word_avg", dim=300), TrainConfig(lambda_w=0.1), word_vectors=vectors)
+    trainer = Trainer(paraphrases(40), tmp_path / "model", EncoderConfig(model="word_avg", dim=300, tokens="words"), TrainConfig(lambda_w=0.1), word_vectors=vectors)
     assert trainer.encoder_config.embed_dim == 8
     symbols = trainer.featurizers["tokens"].vocabulary.symbols
     table = trainer.encoder.components[0].bag.weight.detach().numpy()

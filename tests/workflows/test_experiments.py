@@ -11,12 +11,13 @@ import pyarrow.parquet as pq
 import pytest
 import torch._dynamo  # noqa: F401 - Adam imports it: once here, not in every forked Luigi worker
 from test_corpus_flow import WORDS, pairs_dir, vectors  # noqa: F401 - fixtures
-from test_encoders_flow import fill_sts, sts_dir  # noqa: F401 - sts_dir is a fixture
+from test_encoders_flow import fill_sts, sts_dir, write_pairs_tsv  # noqa: F401 - sts_dir is a fixture
 
 from corpus.sts import MissingStsFiles
 from models.baselines import sts_suite
 from models.reports import DEV
-from workflows.base import MANIFEST
+from workflows.base import MANIFEST, read_manifest
+from workflows.encoders import EvaluateSTS
 from workflows.experiments import DataSourceComparison, DecileSweep, MegabatchAblation, ModelTable
 
 TINY = dict(embed_dim=8, dim=8, batch_size=8, epochs=1)
@@ -108,6 +109,48 @@ def test_sweep_ablation_and_model_table_share_runs_rerun_nothing_and_resume(luig
     after = manifests(luigi_workdir)
     assert {path for path in after if after[path] != before.get(path)} == {str(t.output_dir / MANIFEST) for t in (run, run.requires(), sweep)}
     assert report_of(sweep)["data"]["cells"]["pp"] == cells
+
+
+def scheduled(task):
+    """The task families of ``task`` and everything it depends on."""
+    return {task.task_family} | {family for dependency in luigi.task.flatten(task.requires()) for family in scheduled(dependency)}
+
+
+def test_ablation_and_model_table_train_on_given_pairs_without_a_corpus(luigi_workdir, vectors, sts_dir, tmp_path):  # noqa: F811
+    fill_sts(sts_dir)
+    tsv = str(write_pairs_tsv(tmp_path / "tiny.tsv", 40))  # three fields a line: the third is ignored
+    counts = tmp_path / "counts.txt"
+    counts.write_text("".join(f"{w} {10 * (i + 1)}\n" for i, w in enumerate(WORDS)))
+    ablation = MegabatchAblation(train_data=tsv, models="word_avg", megabatches="1,2", probe_model="word_avg", probes=2, **TINY)
+    table = ModelTable(train_data=tsv, models="word_avg,trigram_avg", vectors=vectors, word_counts=str(counts), megabatch=2, **TINY)
+    on_file = {"EvaluateSTS", "TrainEncoder", "EvaluateBaselinesOnTrainData"}
+    assert scheduled(ablation) == {"MegabatchAblation", *on_file} - {"EvaluateBaselinesOnTrainData"}
+    assert scheduled(table) == {"ModelTable", *on_file}
+    build(ablation, table)
+    assert {path.name for path in luigi_workdir.iterdir()} == {"encoders", "reports", "baselines", "experiments"}
+    # The cells are plain EvaluateSTS runs on the file, shared with the same command given by hand.
+    run = EvaluateSTS(train_data=tsv, model="word_avg", megabatch=2, **TINY)
+    assert ablation.runs()["word_avg/2"].output_dir == table.runs()["word_avg"].output_dir == run.output_dir
+
+    ablated = report_of(ablation)["data"]
+    assert set(ablated["cells"]["word_avg"]) == {"1", "2"} and all(cell["pairs"] == 40 for cell in ablated["cells"]["word_avg"].values())
+    first, second = zip(*(line.split("\t")[:2] for line in (tmp_path / "tiny.tsv").read_text().splitlines()), strict=True)
+    assert len(ablated["negatives"]) == 2
+    for row in ablated["negatives"]:
+        assert row["paraphrase"] == second[first.index(row["sentence"])]
+        assert [row["negatives"][m]["pool_pairs"] for m in ("1", "2")] == [8, 16]
+    assert "## Table 6" in (ablation.output_dir / "report.md").read_text()
+
+    rows = report_of(table)["data"]["rows"]
+    assert list(rows) == ["word_avg", "trigram_avg", "Avg vectors", "SIF vectors (+WR)"]
+    assert rows["word_avg"]["pairs"] == rows["trigram_avg"]["pairs"] == 40
+    assert rows["word_avg"]["sts"] == ablated["cells"]["word_avg"]["2"]["sts"]
+    assert read_manifest(table.baselines().output_dir)["reference_sentences"] == 80  # both sides of the file's pairs
+    assert "## Table 7" in (table.output_dir / "report.md").read_text()
+
+    before = manifests(luigi_workdir)
+    build(ablation, table)  # finished: nothing runs again
+    assert manifests(luigi_workdir) == before
 
 
 def test_data_sources_are_compared_on_equal_samples(luigi_workdir, pairs_dir, vectors, sts_dir, tmp_path):  # noqa: F811

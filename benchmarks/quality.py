@@ -1,0 +1,154 @@
+"""Encoder quality benchmark: STS of encoders trained on 250k real English paraphrase pairs.
+
+The training set is what ``../shared/tools/build_refpairs.py`` writes from ``../shared/data``
+(58 % Flickr30k/COCO caption pairs, the rest MSRP, PAN, ParaSCI, simplification sets, WMT21
+references): real pairs nobody on the team wrote, where several pairs describe one image, so
+a large negative pool holds many paraphrases of each anchor. Skipped, with the reason, when
+``../shared`` is absent.
+
+Every cell trains with the trainer's defaults (models.trainer.TrainConfig: batch 100, δ 0.4,
+Adam 0.001, 5 epochs) except the settings its row names, keeps the epoch that scores best on
+the STS 2017 development set (as TrainEncoder does), and is evaluated on every STS set: the
+mean over the 24 SemEval 2012–2016 sets, STS-B dev, STS 2017. The untrained model and
+in-batch negatives (M = 1) are the baselines measured in the same run; SIF on GloVe-4k is
+the untrained-vectors baseline. ``--jobs`` cells train at once, one torch thread each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from multiprocessing import get_context
+from pathlib import Path
+
+from benchmarks.common import machine, markdown_table
+
+SHARED = Path(os.environ.get("PARANMT_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+BUILD_REFPAIRS = SHARED.parent / "tools" / "build_refpairs.py"
+STS = SHARED / "sts"
+GLOVE = SHARED / "wordvec" / "glove50_4k.txt"
+COUNTS = SHARED / "wordvec" / "enwiki_vocab_min200.txt"
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One row: a model and the TrainConfig settings that differ from the defaults."""
+
+    label: str
+    model: str = "word_avg"
+    train: dict = field(default_factory=dict)
+    untrained: bool = False
+
+
+PAPER = {"megabatch": 40, "negative_side": "both", "below_partner": False}  # ParaNMT section 4.2.1
+NEGATIVE_RULES = [
+    Cell("untrained (baseline)", untrained=True),
+    Cell("M = 1, in-batch (baseline)", train={"megabatch": 1}),
+    Cell("M = 10, MAX, both sides", train={**PAPER, "megabatch": 10}),
+    Cell("M = 40, MAX, both sides (the paper)", train=PAPER),
+    Cell("M = 40, MIX, both sides", train={**PAPER, "negatives": "mix"}),
+    Cell("M = 40, MAX, partner side", train={**PAPER, "negative_side": "partner"}),
+    Cell("M → 40 annealed +1 per 150 updates, partner side (the authors' 2021 code)", train={**PAPER, "negative_side": "partner", "megabatch_anneal": 150}),
+    Cell("M = 40, semi-hard, both sides", train={**PAPER, "below_partner": True}),
+    Cell("M = 10, semi-hard, partner side", train={"megabatch": 10}),
+    Cell("M = 40, semi-hard, partner side (default)"),
+    Cell("M = 80, semi-hard, partner side", train={"megabatch": 80}),
+]
+OTHER_MODELS = ["trigram_avg", "trigram_word", "bilstm_avg"]
+
+
+def grid(models: list[str], rules: bool) -> list[Cell]:
+    """The negative-rule ablation for Word Avg (``rules``), then each other model untrained,
+    with M = 1 and with the defaults."""
+    cells = list(NEGATIVE_RULES) if rules else []
+    for model in models:
+        cells += [Cell("untrained", model, untrained=True), Cell("M = 1, in-batch", model, {"megabatch": 1}), Cell("defaults", model)]
+    return cells
+
+
+def run_cell(cell: Cell, pairs_path: str, directory: str, epochs: int, limit: int) -> dict:
+    """Train one cell (in a worker process, one thread) and score its dev-selected model."""
+    import torch
+
+    from corpus.sts import load_sts2017, load_sts_tests, load_stsb
+    from models.encode import load_encoder
+    from models.encoders import EncoderConfig
+    from models.evaluation import dev_score, evaluate
+    from models.trainer import TrainConfig, Trainer, read_pairs
+
+    torch.set_num_threads(1)
+    first, second = read_pairs(pairs_path)
+    if limit:
+        first, second = first[:limit], second[:limit]
+    tests, dev, stsb = load_sts_tests(STS), load_sts2017(STS), load_stsb(STS, "dev")
+    config = TrainConfig(epochs=epochs, checkpoint_every=10**9, device="cpu", **cell.train)
+    trainer = Trainer((first, second), directory, EncoderConfig(model=cell.model), config)
+    curve: list[float] = []
+
+    def select(embed) -> float:
+        curve.append(dev_score(embed, stsb))
+        return dev_score(embed, dev)
+
+    started = time.perf_counter()
+    if not cell.untrained:
+        trainer.run(select)
+    seconds = time.perf_counter() - started
+    encoder = trainer.sentence_encoder() if cell.untrained else load_encoder(directory, "cpu")
+    report = evaluate(encoder.encode, [*tests, dev, stsb])
+    return {
+        "model": cell.model,
+        "negatives": cell.label,
+        "sts12_16": report.test_mean(),
+        "stsb_dev": report.scores[-1].pearson,
+        "sts2017": report.scores[-2].pearson,
+        "curve": ", ".join(f"{score:.1f}" for score in curve) or "–",
+        "pairs_per_s": len(first) * epochs / seconds if not cell.untrained else None,
+    }
+
+
+def sif_row() -> dict:
+    """SIF on GloVe-4k (component fitted on STS 2012 train sentences, never on test pairs)."""
+    from corpus.sts import load_sts2017, load_sts_tests, load_stsb
+    from corpus.wordvec import load_vectors, load_word_counts
+    from models.evaluation import evaluate
+    from models.sif import SIFEmbedder
+
+    reference = [s for path in sorted((STS / "STS2012-train").glob("STS.input.*.txt")) for line in path.read_text(encoding="utf-8").splitlines() if line for s in line.split("\t")[:2]]
+    sif = SIFEmbedder(*load_vectors(GLOVE), load_word_counts(COUNTS)).fit(reference)
+    report = evaluate(sif.encode, [*load_sts_tests(STS), load_sts2017(STS), load_stsb(STS, "dev")])
+    return {"model": "SIF GloVe-4k +WR", "negatives": "no training (baseline)", "sts12_16": report.test_mean(), "stsb_dev": report.scores[-1].pearson, "sts2017": report.scores[-2].pearson, "curve": "–", "pairs_per_s": None}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--epochs", type=int, default=5)
+    parser.add_argument("--jobs", type=int, default=2, help="cells trained at once (one torch thread each)")
+    parser.add_argument("--pairs", type=int, default=0, help="use only the first N reference pairs (0: all 250k)")
+    parser.add_argument("--models", default="", help=f"also train these models untrained / M = 1 / defaults (e.g. {','.join(OTHER_MODELS)})")
+    parser.add_argument("--no-rules", action="store_true", help="skip the Word Avg negative-rule ablation")
+    args = parser.parse_args()
+    if not (BUILD_REFPAIRS.exists() and STS.exists()):
+        print(f"quality: skipped ({BUILD_REFPAIRS} or {STS} absent)")
+        return
+    cells = grid([m for m in args.models.split(",") if m], not args.no_rules)
+    print(f"machine: {machine()}; {args.jobs} cells at once, 1 torch thread each; {args.epochs} epochs\n", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        pairs_path = Path(tmp) / "refpairs.tsv"
+        subprocess.run([sys.executable, str(BUILD_REFPAIRS), str(pairs_path)], check=True, capture_output=True)
+        with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as pool:
+            futures = [pool.submit(run_cell, cell, str(pairs_path), str(Path(tmp) / f"cell{i}"), args.epochs, args.pairs) for i, cell in enumerate(cells)]
+            rows = [sif_row()] + [future.result() for future in futures]
+    headers = ["model", "negatives", "STS12–16", "STS-B dev", "STS 2017", "STS-B dev per epoch", "pairs/s (1 thread)"]
+    keys = ["model", "negatives", "sts12_16", "stsb_dev", "sts2017", "curve", "pairs_per_s"]
+    print("Pearson × 100; the dev-selected epoch (STS 2017) of each run:\n")
+    print(markdown_table(headers, [[row[k] if row[k] is not None else "–" for k in keys] for row in rows]))
+
+
+if __name__ == "__main__":
+    main()
