@@ -69,7 +69,6 @@ class TrainConfig:
     # searched both sides without the semi-hard rule, which collapses on real pairs (README).
     negative_side: str = "partner"  # partner | both
     below_partner: bool = True
-    lazy_embeddings: bool = False  # Adam updates only the embedding rows a batch uses (needs lambda_w = 0)
     scramble: float = 0.3  # recurrent models only
     lambda_c: float = 0.0
     lambda_w: float = 0.0
@@ -86,8 +85,6 @@ class TrainConfig:
             raise ValueError(f"negative_side must be one of {NEGATIVE_SIDES}, got {self.negative_side!r}")
         if self.batch_size < 1 or self.megabatch < 1 or self.epochs < 1:
             raise ValueError("batch_size, megabatch and epochs must be at least 1")
-        if self.lazy_embeddings and self.lambda_w:
-            raise ValueError("lazy_embeddings updates only the rows a batch uses; lambda_w pulls every row: use one")
         if self.megabatch_anneal < 0:
             raise ValueError(f"megabatch_anneal must be 0 or more, got {self.megabatch_anneal}")
         if not 0.0 <= self.scramble <= 1.0:
@@ -185,22 +182,9 @@ class Trainer:
             log.info("word vectors: %d of %d vocabulary words initialised from %s", found, len(init), word_vectors)
         self.encoder = build_encoder(self.encoder_config, sizes, init).to(self.device)
         self.anchors = initial_anchors(self.encoder, self.config.lambda_c, self.config.lambda_w)
-        self.optimizers = self._optimizers()
-
-    def _optimizers(self) -> list[torch.optim.Optimizer]:
-        """Adam on every weight; with ``lazy_embeddings``, sparse embedding gradients and
-        SparseAdam on the tables, so an update costs the rows a batch uses, not the vocabulary."""
         # The fused kernel is ~9x faster than the default on CPU (dense updates of big embedding tables).
         fused = self.device.type in ("cpu", "cuda")
-        if not self.config.lazy_embeddings:
-            return [torch.optim.Adam(self.encoder.parameters(), lr=self.config.lr, fused=fused)]
-        tables = self.encoder.embedding_tables()
-        for module in self.encoder.modules():
-            if isinstance(module, torch.nn.Embedding | torch.nn.EmbeddingBag):
-                module.sparse = True
-        dense = [p for p, _ in self.encoder.compositional_parameters()]
-        lazy = [torch.optim.SparseAdam(tables, lr=self.config.lr)]
-        return lazy + ([torch.optim.Adam(dense, lr=self.config.lr, fused=fused)] if dense else [])
+        self.optimizer = torch.optim.Adam(self.encoder.parameters(), lr=self.config.lr, fused=fused)
 
     def _setup(self, requested: EncoderConfig, sentences: list[str], vectors) -> tuple[EncoderConfig, encoder_io.Featurizers, Inputs]:
         """Fit featurizers and save them with the config, or reuse those of an interrupted run."""
@@ -235,11 +219,9 @@ class Trainer:
         g1, g2, t1, t2 = self.encoder(take(pool, distinct))[torch.from_numpy(where).to(self.device)].split(batch)
         loss = margin_loss(g1, g2, t1, t2, self.config.margin)
         total = loss + regularization(self.encoder, self.anchors, self.config.lambda_c, self.config.lambda_w)
-        for optimizer in self.optimizers:
-            optimizer.zero_grad(set_to_none=True)
+        self.optimizer.zero_grad(set_to_none=True)
         total.backward()
-        for optimizer in self.optimizers:
-            optimizer.step()
+        self.optimizer.step()
         return float(loss.detach())
 
     # -- checkpoints --------------------------------------------------------------------------
@@ -247,7 +229,7 @@ class Trainer:
     def _save_checkpoint(self, position: dict) -> None:
         state = {
             "encoder": self.encoder.state_dict(),
-            "optimizers": [optimizer.state_dict() for optimizer in self.optimizers],
+            "optimizer": self.optimizer.state_dict(),
             "torch_rng": torch.get_rng_state(),
             "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
             **position,
@@ -260,8 +242,7 @@ class Trainer:
             return None
         state = torch.load(path, map_location=self.device, weights_only=False)
         self.encoder.load_state_dict(state.pop("encoder"))
-        for optimizer, saved in zip(self.optimizers, state.pop("optimizers"), strict=True):
-            optimizer.load_state_dict(saved)
+        self.optimizer.load_state_dict(state.pop("optimizer"))
         torch.set_rng_state(state.pop("torch_rng").cpu())
         cuda_rng = state.pop("cuda_rng")
         if cuda_rng is not None and torch.cuda.is_available():
