@@ -8,6 +8,13 @@ import platform
 import resource
 import subprocess
 import sys
+from pathlib import Path
+
+# Real data (read-only): $PARANMT_SHARED_DATA or ../shared/data beside the repository.
+SHARED = Path(os.environ.get("PARANMT_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+STS = SHARED / "sts"
+GLOVE = SHARED / "wordvec" / "glove50_4k.txt"
+COUNTS = SHARED / "wordvec" / "enwiki_vocab_min200.txt"
 
 
 def machine() -> str:
@@ -45,3 +52,18 @@ def peak_rss_mib() -> float:
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     return max(own, children) / 1024
+
+
+def semeval_sentences(path: Path) -> list[str]:
+    """Both sentences of every line of a SemEval ``STS.input.*.txt`` file."""
+    return [s for line in path.read_text(encoding="utf-8").split("\n") if line for s in line.split("\t")[:2]]
+
+
+def sif_glove4k():
+    """The untrained-vectors baseline: SIF on GloVe-4k with enwiki counts, its component fitted
+    on the STS 2012 train sentences (never on test pairs)."""
+    from corpus.wordvec import load_vectors, load_word_counts
+    from models.sif import SIFEmbedder
+
+    reference = [s for path in sorted((STS / "STS2012-train").glob("STS.input.*.txt")) for s in semeval_sentences(path)]
+    return SIFEmbedder(*load_vectors(GLOVE), load_word_counts(COUNTS)).fit(reference)

@@ -17,7 +17,6 @@ the untrained-vectors baseline. ``--jobs`` cells train at once, one torch thread
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 import tempfile
@@ -27,13 +26,9 @@ from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
 
-from benchmarks.common import machine, markdown_table
+from benchmarks.common import SHARED, STS, machine, markdown_table, sif_glove4k
 
-SHARED = Path(os.environ.get("PARANMT_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
 BUILD_REFPAIRS = SHARED.parent / "tools" / "build_refpairs.py"
-STS = SHARED / "sts"
-GLOVE = SHARED / "wordvec" / "glove50_4k.txt"
-COUNTS = SHARED / "wordvec" / "enwiki_vocab_min200.txt"
 
 
 @dataclass(frozen=True)
@@ -72,21 +67,37 @@ def grid(models: list[str], rules: bool) -> list[Cell]:
     return cells
 
 
+def scores(embed, curve: list[float] | None = None) -> dict:
+    """Pearson × 100 of ``embed`` on every STS set present (models.baselines.sts_suite): the
+    2012–2016 mean, STS-B dev and STS 2017, by name."""
+    from models.baselines import sts_suite
+    from models.evaluation import evaluate
+
+    report = evaluate(embed, sts_suite(STS)[0])
+    named = {(score.year, score.name): score.pearson for score in report.scores}
+    return {
+        "sts12_16": report.test_mean(),
+        "stsb_dev": named.get(("STS-B", "dev")),
+        "sts2017": report.year_mean("2017"),
+        "curve": ", ".join(f"{score:.1f}" for score in curve or []) or "–",
+    }
+
+
 def run_cell(cell: Cell, pairs_path: str, directory: str, epochs: int, limit: int) -> dict:
     """Train one cell (in a worker process, one thread) and score its dev-selected model."""
     import torch
 
-    from corpus.sts import load_sts2017, load_sts_tests, load_stsb
+    from corpus.sts import load_sts2017, load_stsb
     from models.encode import load_encoder
     from models.encoders import EncoderConfig
-    from models.evaluation import dev_score, evaluate
+    from models.evaluation import dev_score
     from models.trainer import TrainConfig, Trainer, read_pairs
 
     torch.set_num_threads(1)
     first, second = read_pairs(pairs_path)
     if limit:
         first, second = first[:limit], second[:limit]
-    tests, dev, stsb = load_sts_tests(STS), load_sts2017(STS), load_stsb(STS, "dev")
+    dev, stsb = load_sts2017(STS), load_stsb(STS, "dev")
     config = TrainConfig(epochs=epochs, checkpoint_every=10**9, device="cpu", **cell.train)
     trainer = Trainer((first, second), directory, EncoderConfig(model=cell.model), config)
     curve: list[float] = []
@@ -95,34 +106,12 @@ def run_cell(cell: Cell, pairs_path: str, directory: str, epochs: int, limit: in
         curve.append(dev_score(embed, stsb))
         return dev_score(embed, dev)
 
+    if cell.untrained:
+        return {"model": cell.model, "negatives": cell.label, **scores(trainer.sentence_encoder().encode), "pairs_per_s": None}
     started = time.perf_counter()
-    if not cell.untrained:
-        trainer.run(select)
-    seconds = time.perf_counter() - started
-    encoder = trainer.sentence_encoder() if cell.untrained else load_encoder(directory, "cpu")
-    report = evaluate(encoder.encode, [*tests, dev, stsb])
-    return {
-        "model": cell.model,
-        "negatives": cell.label,
-        "sts12_16": report.test_mean(),
-        "stsb_dev": report.scores[-1].pearson,
-        "sts2017": report.scores[-2].pearson,
-        "curve": ", ".join(f"{score:.1f}" for score in curve) or "–",
-        "pairs_per_s": len(first) * epochs / seconds if not cell.untrained else None,
-    }
-
-
-def sif_row() -> dict:
-    """SIF on GloVe-4k (component fitted on STS 2012 train sentences, never on test pairs)."""
-    from corpus.sts import load_sts2017, load_sts_tests, load_stsb
-    from corpus.wordvec import load_vectors, load_word_counts
-    from models.evaluation import evaluate
-    from models.sif import SIFEmbedder
-
-    reference = [s for path in sorted((STS / "STS2012-train").glob("STS.input.*.txt")) for line in path.read_text(encoding="utf-8").splitlines() if line for s in line.split("\t")[:2]]
-    sif = SIFEmbedder(*load_vectors(GLOVE), load_word_counts(COUNTS)).fit(reference)
-    report = evaluate(sif.encode, [*load_sts_tests(STS), load_sts2017(STS), load_stsb(STS, "dev")])
-    return {"model": "SIF GloVe-4k +WR", "negatives": "no training (baseline)", "sts12_16": report.test_mean(), "stsb_dev": report.scores[-1].pearson, "sts2017": report.scores[-2].pearson, "curve": "–", "pairs_per_s": None}
+    trainer.run(select)
+    pairs_per_s = len(first) * epochs / (time.perf_counter() - started)
+    return {"model": cell.model, "negatives": cell.label, **scores(load_encoder(directory, "cpu").encode, curve), "pairs_per_s": pairs_per_s}
 
 
 def main() -> None:
@@ -144,13 +133,13 @@ def main() -> None:
         subprocess.run([sys.executable, str(BUILD_REFPAIRS), str(pairs_path)], check=True, capture_output=True)
         with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as pool:
             futures = [pool.submit(run_cell, cell, str(pairs_path), str(Path(tmp) / f"cell{i}"), args.epochs, args.pairs) for i, cell in enumerate(cells)]
-            rows = [sif_row()]
+            rows = [{"model": "SIF GloVe-4k +WR", "negatives": "no training (baseline)", **scores(sif_glove4k().encode), "pairs_per_s": None}]
             for cell, future in zip(cells, futures, strict=True):
                 rows.append(future.result())
                 print(f"  {cell.model}, {cell.label}: STS12–16 {rows[-1]['sts12_16']:.1f}, STS-B dev {rows[-1]['stsb_dev']:.1f}", file=sys.stderr, flush=True)
     headers = ["model", "negatives", "STS12–16", "STS-B dev", "STS 2017", "STS-B dev per epoch", "pairs/s (1 thread)"]
     keys = ["model", "negatives", "sts12_16", "stsb_dev", "sts2017", "curve", "pairs_per_s"]
-    print("Pearson × 100; the dev-selected epoch (STS 2017) of each run:\n")
+    print("Pearson × 100 (STS12–16: mean of the 24 SemEval 2012–2016 sets); the dev-selected epoch (STS 2017) of each run:\n")
     print(markdown_table(headers, [[row[k] if row[k] is not None else "–" for k in keys] for row in rows]))
 
 

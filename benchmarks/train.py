@@ -26,13 +26,17 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from benchmarks.common import machine, markdown_table
+from benchmarks.common import (
+    GLOVE,
+    SHARED,
+    STS,
+    machine,
+    markdown_table,
+    semeval_sentences,
+    sif_glove4k,
+)
 
-SHARED = Path(os.environ.get("PARANMT_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
 PARASCI = SHARED / "en-paraphrase" / "parasci" / "ParaSCI-ACL" / "train"
-STS = SHARED / "sts"
-GLOVE = SHARED / "wordvec" / "glove50_4k.txt"
-COUNTS = SHARED / "wordvec" / "enwiki_vocab_min200.txt"
 FLICKR = SHARED / "en-paraphrase" / "flickr30k-captions-multi30k-task2"
 
 
@@ -100,16 +104,13 @@ def quality(directory: Path, epochs: int) -> tuple[str, str]:
     """STS of SIF (baseline), an untrained random Word Avg (lexical overlap) and Word Avg
     trained on caption paraphrases with M = 1 and M = 40."""
     from corpus.sts import load_sts2017, load_sts_tests
-    from corpus.wordvec import load_vectors, load_word_counts
     from models.encoders import EncoderConfig
     from models.evaluation import dev_score, evaluate
     from models.evaluation import markdown_table as sts_table
-    from models.sif import SIFEmbedder
     from models.trainer import TrainConfig, Trainer
 
     tests, dev = load_sts_tests(STS), load_sts2017(STS)
-    reference = [s for name in ("MSRpar", "MSRvid", "SMTeuroparl") for s in _semeval_sentences(STS / "STS2012-train" / f"STS.input.{name}.txt")]
-    sif = SIFEmbedder(*load_vectors(GLOVE), load_word_counts(COUNTS)).fit(reference)
+    sif = sif_glove4k()
     reports, dev_scores = {}, {}
 
     def record(name: str, embed) -> None:
@@ -127,10 +128,6 @@ def quality(directory: Path, epochs: int) -> tuple[str, str]:
         record(f"Word Avg 300, {epochs} epoch(s) on Flickr30k caption pairs, M={megabatch} ({seconds:.0f} s)", trainer.sentence_encoder().encode)
     dev_lines = "\n".join(f"- STS 2017 dev, {name}: {score:.1f}" for name, score in dev_scores.items())
     return sts_table(reports), dev_lines
-
-
-def _semeval_sentences(path: Path) -> list[str]:
-    return [s for line in path.read_text(encoding="utf-8").split("\n") if line for s in line.split("\t")[:2]]
 
 
 def main() -> None:
@@ -182,7 +179,7 @@ def main() -> None:
 def _sts_sentences() -> list[str]:
     """Real STS 2012–2016 sentences when available (realistic lengths), else generated ones."""
     if STS.exists():
-        return [s for path in sorted(STS.glob("STS201[2-6]-test/*input*.txt")) for s in _semeval_sentences(path)]
+        return [s for path in sorted(STS.glob("STS201[2-6]-test/*input*.txt")) for s in semeval_sentences(path)]
     return generated_pairs(5000, seed=1)[0]
 
 

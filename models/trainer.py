@@ -162,6 +162,9 @@ class Trainer:
     ):
         self.config = config or TrainConfig()
         self.config.validate()
+        encoder_config = encoder_config or EncoderConfig()
+        if word_vectors and encoder_config.tokens != "words":
+            raise ValueError("word vectors initialise word embeddings: train with tokens='words' (--tokens words)")
         first, second = list(sentences[0]), list(sentences[1])
         if len(first) != len(second) or len(first) < 2:
             raise ValueError(f"need at least 2 sentence pairs with two sides, got {len(first)} and {len(second)}")
@@ -169,15 +172,13 @@ class Trainer:
         self.output_dir = Path(output_dir)
         self.output_dir.mkdir(parents=True, exist_ok=True)
         self.device = torch.device(default_device() if self.config.device == "auto" else self.config.device)
-        if word_vectors and (encoder_config or EncoderConfig()).tokens != "words":
-            raise ValueError("word vectors initialise word embeddings: train with tokens='words' (--tokens words)")
         vectors = load_vectors(word_vectors) if word_vectors else None
         # The whole training set is featurized once: sentence j is side 1 of pair j, pairs + j its side 2.
-        self.encoder_config, self.featurizers, self.data = self._setup(encoder_config or EncoderConfig(), first + second, vectors)
+        self.encoder_config, self.featurizers, self.data = self._setup(encoder_config, first + second, vectors)
         torch.manual_seed(self.config.seed)
         sizes = encoder_io.sizes_of(self.featurizers)
         init = None
-        if vectors is not None and "tokens" in self.featurizers and self.encoder_config.tokens == "words":
+        if vectors is not None and "tokens" in self.featurizers:  # tokens are words (checked above)
             init, found = token_initialization(self.featurizers["tokens"].vocabulary.symbols, *vectors, seed=self.config.seed)
             log.info("word vectors: %d of %d vocabulary words initialised from %s", found, len(init), word_vectors)
         self.encoder = build_encoder(self.encoder_config, sizes, init).to(self.device)
@@ -194,7 +195,7 @@ class Trainer:
             if saved != resolved:
                 raise ValueError(f"{self.output_dir} holds a run of a different model: {saved} (asked for {resolved})")
             return saved, featurizers, featurize(featurizers, sentences)
-        extra = vectors[0] if vectors and requested.tokens == "words" else ()
+        extra = vectors[0] if vectors else ()  # word vectors come with tokens = words
         featurizers, inputs = encoder_io.fit_featurizers(resolved, sentences, extra, self.config.seed)
         encoder_io.save_setup(self.output_dir, resolved, featurizers)
         return resolved, featurizers, inputs

@@ -17,7 +17,9 @@ from pathlib import Path
 import luigi
 from luigi.util import inherits
 
-from models.encoders import MODELS
+from models.encoders import MODELS, EncoderConfig
+from models.losses import NEGATIVE_MODES, NEGATIVE_SIDES
+from models.trainer import TrainConfig
 from workflows.base import StageTask
 
 log = logging.getLogger("luigi-interface")
@@ -41,6 +43,10 @@ def sts_files() -> list[str]:
     return sorted(str(p) for p in root.rglob("*") if p.is_file()) if root.is_dir() else []
 
 
+# Defaults are the models' own (one declaration each): the paper's values, except the negatives.
+ENCODER, TRAIN = EncoderConfig(), TrainConfig()
+
+
 class TrainEncoder(StageTask):
     """Train a paraphrastic sentence encoder (ParaNMT section 4; paper defaults).
 
@@ -55,33 +61,33 @@ class TrainEncoder(StageTask):
 
     train_data = luigi.Parameter(default="", description="Parquet pairs/corpus dataset directory, or a TSV file of sentence pairs.")
     columns = luigi.Parameter(default="reference,translation", description="The two Parquet columns that form a pair.")
-    model = luigi.ChoiceParameter(choices=sorted(MODELS), default="word_avg", description="Encoder architecture.")
-    dim = luigi.IntParameter(default=300, description="Output size of LSTM/BiLSTM (both directions)/projection/DAN/RNN models.")
-    embed_dim = luigi.IntParameter(default=0, description="Embedding size; 0: the word vectors' size, else 300.")
-    tokens = luigi.ChoiceParameter(choices=["pieces", "words"], default="pieces", description="Token features: sentencepiece pieces, or Moses words (needed with --word-vectors).")
-    combine = luigi.ChoiceParameter(choices=["concat", "add"], default="concat", description="Mixed models: concatenate or add the outputs.")
-    min_count = luigi.IntParameter(default=1, description="Words seen fewer times in training become UNK.")
-    max_vocab = luigi.IntParameter(default=0, description="Most frequent training words kept (0: all).")
-    spm_vocab_size = luigi.IntParameter(default=20_000, description="Sentencepiece pieces (upper bound).")
-    dropout = luigi.FloatParameter(default=0.0, description="Dropout on token embeddings (averaging models: on the mean).")
-    batch_size = luigi.IntParameter(default=100, description="Pairs per update.")
-    margin = luigi.FloatParameter(default=0.4, description="Margin δ of the hinge loss.")
-    lr = luigi.FloatParameter(default=0.001, description="Adam learning rate.")
-    epochs = luigi.IntParameter(default=5, description="Passes over the training pairs.")
-    megabatch = luigi.IntParameter(default=40, description="Mini-batches pooled to choose negatives (M; 1: in-batch).")
-    megabatch_anneal = luigi.IntParameter(default=0, description="M grows by 1 every N updates, from 1 up to --megabatch (0: M from the start).")
-    negatives = luigi.ChoiceParameter(choices=["max", "mix", "rand"], default="max", description="Negative selection.")
-    negative_side = luigi.ChoiceParameter(choices=["partner", "both"], default="partner", description="Negative candidates: only the partner's side, or any pool sentence (the paper).")
-    below_partner = luigi.BoolParameter(default=True, parsing=luigi.BoolParameter.EXPLICIT_PARSING, description="Semi-hard: only negatives less similar to the anchor than its partner (false: the paper's hardest).")
-    scramble = luigi.FloatParameter(default=0.3, description="Probability a pair's word order is shuffled (recurrent models).")
-    lambda_c = luigi.FloatParameter(default=0.0, description="L2 weight on compositional parameters.")
-    lambda_w = luigi.FloatParameter(default=0.0, description="L2 weight pulling word embeddings to their initial values.")
+    model = luigi.ChoiceParameter(choices=sorted(MODELS), default=ENCODER.model, description="Encoder architecture.")
+    dim = luigi.IntParameter(default=ENCODER.dim, description="Output size of LSTM/BiLSTM (both directions)/projection/DAN/RNN models.")
+    embed_dim = luigi.IntParameter(default=ENCODER.embed_dim, description="Embedding size; 0: the word vectors' size, else 300.")
+    tokens = luigi.ChoiceParameter(choices=["pieces", "words"], default=ENCODER.tokens, description="Token features: sentencepiece pieces, or Moses words (needed with --word-vectors).")
+    combine = luigi.ChoiceParameter(choices=["concat", "add"], default=ENCODER.combine, description="Mixed models: concatenate or add the outputs.")
+    min_count = luigi.IntParameter(default=ENCODER.min_count, description="Words seen fewer times in training become UNK.")
+    max_vocab = luigi.IntParameter(default=ENCODER.max_vocab, description="Most frequent training words kept (0: all).")
+    spm_vocab_size = luigi.IntParameter(default=ENCODER.spm_vocab_size, description="Sentencepiece pieces (upper bound).")
+    dropout = luigi.FloatParameter(default=ENCODER.dropout, description="Dropout on token embeddings (averaging models: on the mean).")
+    batch_size = luigi.IntParameter(default=TRAIN.batch_size, description="Pairs per update.")
+    margin = luigi.FloatParameter(default=TRAIN.margin, description="Margin δ of the hinge loss.")
+    lr = luigi.FloatParameter(default=TRAIN.lr, description="Adam learning rate.")
+    epochs = luigi.IntParameter(default=TRAIN.epochs, description="Passes over the training pairs.")
+    megabatch = luigi.IntParameter(default=TRAIN.megabatch, description="Mini-batches pooled to choose negatives (M; 1: in-batch).")
+    megabatch_anneal = luigi.IntParameter(default=TRAIN.megabatch_anneal, description="M grows by 1 every N updates, from 1 up to --megabatch (0: M from the start).")
+    negatives = luigi.ChoiceParameter(choices=NEGATIVE_MODES, default=TRAIN.negatives, description="Negative selection.")
+    negative_side = luigi.ChoiceParameter(choices=NEGATIVE_SIDES, default=TRAIN.negative_side, description="Negative candidates: only the partner's side, or any pool sentence (the paper).")
+    below_partner = luigi.BoolParameter(default=TRAIN.below_partner, parsing=luigi.BoolParameter.EXPLICIT_PARSING, description="Semi-hard: only negatives less similar to the anchor than its partner (false: the paper's hardest).")
+    scramble = luigi.FloatParameter(default=TRAIN.scramble, description="Probability a pair's word order is shuffled (recurrent models).")
+    lambda_c = luigi.FloatParameter(default=TRAIN.lambda_c, description="L2 weight on compositional parameters.")
+    lambda_w = luigi.FloatParameter(default=TRAIN.lambda_w, description="L2 weight pulling word embeddings to their initial values.")
     word_vectors = luigi.Parameter(default="", description="word2vec/GloVe text file to initialise word embeddings (empty: random).")
-    seed = luigi.IntParameter(default=1, description="Random seed (data order, initialisation, negatives).")
-    max_steps = luigi.IntParameter(default=0, description="Stop after this many updates (0: all epochs).")
-    eval_every = luigi.IntParameter(default=0, description="Dev evaluation every N updates (0: each epoch end).")
-    checkpoint_every = luigi.IntParameter(default=1000, significant=False, description="Updates between resumable checkpoints.")
-    device = luigi.Parameter(default="auto", significant=False, description="auto (cuda when available), cpu, cuda, cuda:1 …")
+    seed = luigi.IntParameter(default=TRAIN.seed, description="Random seed (data order, initialisation, negatives).")
+    max_steps = luigi.IntParameter(default=TRAIN.max_steps, description="Stop after this many updates (0: all epochs).")
+    eval_every = luigi.IntParameter(default=TRAIN.eval_every, description="Dev evaluation every N updates (0: each epoch end).")
+    checkpoint_every = luigi.IntParameter(default=TRAIN.checkpoint_every, significant=False, description="Updates between resumable checkpoints.")
+    device = luigi.Parameter(default=TRAIN.device, significant=False, description="auto (cuda when available), cpu, cuda, cuda:1 …")
 
     @property
     def resources(self) -> dict[str, int]:

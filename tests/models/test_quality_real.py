@@ -10,14 +10,13 @@ import pytest
 from corpus.sts import load_stsb
 from models.evaluation import dev_score
 from models.trainer import TrainConfig, Trainer, read_pairs
-from tests.conftest import require_shared
 
 pytestmark = pytest.mark.slow
 
 
-def test_default_word_avg_beats_its_untrained_self_on_real_pairs(tmp_path):
-    builder = require_shared("..", "tools", "build_refpairs.py")
-    stsb_dev = load_stsb(require_shared("sts"), "dev")
+def test_default_word_avg_beats_its_untrained_self_on_real_pairs(tmp_path, shared_path):
+    builder = shared_path("..", "tools", "build_refpairs.py")
+    stsb_dev = load_stsb(shared_path("sts"), "dev")
     pairs_file = tmp_path / "refpairs.tsv"
     subprocess.run([sys.executable, str(builder), str(pairs_file)], check=True, capture_output=True)
     first, second = read_pairs(pairs_file)

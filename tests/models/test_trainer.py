@@ -10,7 +10,15 @@ from scipy.stats import pearsonr
 
 from models.encode import load_encoder
 from models.encoders import EncoderConfig
-from models.trainer import CHECKPOINT, TrainConfig, Trainer, plan_epoch, read_pairs, train_encoder
+from models.trainer import (
+    CHECKPOINT,
+    TrainConfig,
+    Trainer,
+    plan_epoch,
+    plan_pools,
+    read_pairs,
+    train_encoder,
+)
 
 CONTENT = [f"c{i}" for i in range(150)]
 FILLER = [f"f{i}" for i in range(12)]
@@ -93,19 +101,28 @@ class Crash(RuntimeError):
     pass
 
 
-def test_resume_after_interruption_gives_the_uninterrupted_weights(tmp_path):
-    reference = run_tiny_lstm(tmp_path / "whole")
+def test_annealed_pools_grow_by_one_every_n_updates_across_epochs():
+    batches = [np.array([i]) for i in range(10)]
+    assert [len(p) for p in plan_pools(batches, 40, 0, 0)] == [10]  # no annealing: M from the start
+    assert [len(p) for p in plan_pools(batches, 3, 2, 0)] == [1, 1, 2, 3, 3]  # pools start at updates 0, 1, 2, 4, 7
+    assert [len(p) for p in plan_pools(batches, 40, 2, 10)] == [6, 4]  # epoch 2 goes on from update 10
+    assert np.concatenate(plan_pools(batches, 3, 2, 0)[2]).tolist() == [2, 3]  # consecutive, nothing lost
 
-    def crash_at_step_7(step, loss):  # mid-pool: pools hold 3 updates, the last checkpoint is step 6
+
+@pytest.mark.parametrize(("anneal", "last_checkpoint"), [(0, 6), (2, 4)])  # pools end at 3, 6, 9 … / 1, 2, 4, 7 …
+def test_resume_after_interruption_gives_the_uninterrupted_weights(tmp_path, anneal, last_checkpoint):
+    reference = run_tiny_lstm(tmp_path / "whole", megabatch_anneal=anneal)
+
+    def crash_at_step_7(step, loss):  # mid-pool: the last checkpoint is the last pool boundary before it
         if step == 7:
             raise Crash
 
-    config = TrainConfig(epochs=2, batch_size=10, megabatch=3, negatives="mix", scramble=0.5, checkpoint_every=1)
+    config = TrainConfig(epochs=2, batch_size=10, megabatch=3, negatives="mix", scramble=0.5, checkpoint_every=1, megabatch_anneal=anneal)
     with pytest.raises(Crash):
         Trainer(paraphrases(80), tmp_path / "cut", small("lstm_avg", dropout=0.2), config).run(on_step=crash_at_step_7)
-    resumed = run_tiny_lstm(tmp_path / "cut")
-    assert resumed.resumed_from == 6 and resumed.steps == reference.steps == 16
-    assert resumed.losses == reference.losses[6:]
+    resumed = run_tiny_lstm(tmp_path / "cut", megabatch_anneal=anneal)
+    assert resumed.resumed_from == last_checkpoint and resumed.steps == reference.steps == 16
+    assert resumed.losses == reference.losses[last_checkpoint:]
     for key, value in weights(tmp_path / "whole").items():
         assert torch.equal(value, weights(tmp_path / "cut")[key]), key
 
