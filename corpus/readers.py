@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import zip_longest
 
+from corpus.errors import InputError
 from corpus.ids import line_id
 
 DEFAULT_MAX_LINE_BYTES = 10_000
@@ -87,10 +88,10 @@ def parse_input_spec(spec: str) -> list[tuple[str, str | None]]:
             continue
         cs_path, sep, en_path = item.partition("::")
         if sep and not (cs_path and en_path):
-            raise ValueError(f"input {item!r}: write an aligned pair as czech_file::english_file")
+            raise InputError(f"input {item!r}: write an aligned pair as czech_file::english_file")
         items.append((cs_path, en_path or None))
     if not items:
-        raise ValueError("no input given")
+        raise InputError("no input given")
     return items
 
 

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+from corpus.errors import InputError
+
 # The paper's test suite (SPEC.md section 7). 2013 SMT is absent: its input is LDC-licensed and
 # only its gold file is distributed. 2012's `surprise.*` sets are reported as OnWN and SMTnews.
 STS_TEST_SETS: dict[str, tuple[str, ...]] = {
@@ -48,7 +50,7 @@ class StsDataset:
         return len(self.gold)
 
 
-class MissingStsFiles(FileNotFoundError):
+class MissingStsFiles(FileNotFoundError, InputError):
     """Expected STS files are absent; `missing` lists every one, not only the first."""
 
     def __init__(self, missing: Iterable[Path]):

@@ -27,6 +27,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from corpus.errors import InputError
 from corpus.wordvec import load_vectors
 from models import encoder_io
 from models.encode import SentenceEncoder, default_device, embed_inputs
@@ -113,7 +114,7 @@ def read_pairs(path: str | Path, columns: Sequence[str] = ("reference", "transla
 
         files = sorted(p for p in path.rglob("*.parquet") if not p.name.startswith((".", "_"))) if path.is_dir() else [path]
         if not files:
-            raise FileNotFoundError(f"{path}: no Parquet files")
+            raise InputError(f"{path}: no Parquet files")
         table = pa.concat_tables(pq.read_table(f, columns=list(columns)) for f in files)
         return [str(s) for s in table.column(columns[0]).to_pylist()], [str(s) for s in table.column(columns[1]).to_pylist()]
     first, second = [], []
@@ -121,7 +122,7 @@ def read_pairs(path: str | Path, columns: Sequence[str] = ("reference", "transla
         for number, line in enumerate(handle, start=1):
             parts = line.rstrip("\n").split("\t")
             if len(parts) < 2:
-                raise ValueError(f"{path}:{number}: expected two tab-separated sentences, got {len(parts)} field(s)")
+                raise InputError(f"{path}:{number}: expected two tab-separated sentences, got {len(parts)} field(s)")
             first.append(parts[0])
             second.append(parts[1])
     return first, second
@@ -164,10 +165,10 @@ class Trainer:
         self.config.validate()
         encoder_config = encoder_config or EncoderConfig()
         if word_vectors and encoder_config.tokens != "words":
-            raise ValueError("word vectors initialise word embeddings: train with tokens='words' (--tokens words)")
+            raise InputError("word vectors initialise word embeddings: train with tokens='words' (--tokens words)")
         first, second = list(sentences[0]), list(sentences[1])
         if len(first) != len(second) or len(first) < 2:
-            raise ValueError(f"need at least 2 sentence pairs with two sides, got {len(first)} and {len(second)}")
+            raise InputError(f"need at least 2 sentence pairs with two sides, got {len(first)} and {len(second)}")
         self.pairs = len(first)
         self.output_dir = Path(output_dir)
         self.output_dir.mkdir(parents=True, exist_ok=True)

@@ -7,7 +7,8 @@ by the hash of their id, grouped per shard, sorted by id, de-duplicated and writ
 
 from __future__ import annotations
 
-import gzip
+import os
+import zlib
 from collections import defaultdict
 from collections.abc import Iterator
 from itertools import islice
@@ -18,6 +19,7 @@ from apache_beam.io.filesystems import CompressionTypes, FileSystems
 
 import schemas
 from corpus import readers
+from corpus.errors import InputError
 from corpus.ids import id_hash, shard_of
 from corpus.readers import BitextRecord, InputUnit, Reject
 from corpus.text import tokenize_batch
@@ -25,43 +27,101 @@ from pipelines.io import write_part
 
 STAGE = "ingest"
 CHUNK_LINES = 2_000
+GZIP_MAGIC = b"\x1f\x8b"
+GZIP_WBITS = 16 + zlib.MAX_WBITS  # zlib reads the gzip header and trailer
 
 
 def expand_inputs(spec: str) -> list[InputUnit]:
-    """Resolve an input specification (see ``corpus.readers``) to files; missing inputs fail loudly."""
+    """Resolve an input specification (see ``corpus.readers``) to files, checked up front: an
+    absent, empty or unreadable input is an InputError naming the file, before any work."""
     units = []
     for pattern, explicit_partner in readers.parse_input_spec(spec):
         if explicit_partner:
-            for path in (pattern, explicit_partner):
-                if not FileSystems.exists(path):
-                    raise FileNotFoundError(f"input file not found: {path}")
-            units.append(InputUnit(pattern, explicit_partner))
+            units.append(InputUnit(_checked(pattern), _checked(explicit_partner)))
             continue
         matched = sorted(meta.path for meta in FileSystems.match([pattern])[0].metadata_list)
         if not matched:
-            raise FileNotFoundError(f"no input file matches {pattern!r}")
+            raise InputError(f"no input file matches {pattern!r}")
         for path in matched:
             partner = readers.aligned_partner(path)
             if partner and not FileSystems.exists(partner):
-                raise FileNotFoundError(f"{path} is line-aligned input but its partner {partner} is missing")
-            units.append(InputUnit(path, partner))
+                raise InputError(f"{path} is line-aligned input but its partner {partner} is missing")
+            units.append(InputUnit(_checked(path), _checked(partner) if partner else None))
     return sorted(set(units), key=lambda unit: (unit.path, unit.partner or ""))
 
 
-def _lines(path: str) -> Iterator[bytes]:
-    """Stream a file's lines; gzip is decoded by the C zlib reader, not Beam's Python one."""
+def _checked(path: str) -> str:
+    """``path`` if it is a non-empty file, and gzip when named ``.gz``; else an InputError."""
+    if os.path.isdir(path):
+        raise InputError(f"input {path} is a directory; give the files in it (a glob such as {path}/*.gz)")
+    if not FileSystems.exists(path):
+        raise InputError(f"input file not found: {path}")
     with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as raw:
-        yield from gzip.GzipFile(fileobj=raw) if path.endswith(".gz") else raw
+        head = raw.read(2)
+    if not head:
+        raise InputError(f"input {path} is empty")
+    if path.endswith(".gz") and head != GZIP_MAGIC:
+        raise InputError(f"input {path} is named .gz but is not gzip (rename it, or compress it with gzip)")
+    return path
+
+
+def read_lines(path: str, damage: list[Reject]) -> Iterator[bytes]:
+    """Stream a file's lines (gzip or plain). A damaged or truncated gzip stream ends the file
+    after its last complete line and adds a ``truncated_file`` reject to ``damage``: the lines
+    before the damage are kept."""
+    number = 0
+    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as raw:
+        try:
+            for line in _split_lines(_gunzip(raw)) if path.endswith(".gz") else raw:
+                yield line
+                number += 1
+        except (EOFError, zlib.error) as error:
+            detail = f"gzip stream damaged after line {number} ({error}); the lines before it are kept"
+            damage.append(Reject.of(os.path.basename(path), number + 1, "truncated_file", detail, b""))
+
+
+def _gunzip(raw, block_size: int = 1 << 16) -> Iterator[bytes]:
+    """Decompressed blocks of a gzip stream (members concatenated, as ``gzip`` writes appends);
+    EOFError when it ends inside a member. zlib directly, not GzipFile, whose buffered reader
+    drops the data it decompressed before it meets the damage."""
+    decompressor = zlib.decompressobj(GZIP_WBITS)
+    while block := raw.read(block_size):
+        while block:
+            if decompressor.eof:
+                decompressor = zlib.decompressobj(GZIP_WBITS)
+            yield decompressor.decompress(block)
+            block = decompressor.unused_data
+    if not decompressor.eof:
+        raise EOFError("the file ends inside a gzip member")
+
+
+def _split_lines(blocks: Iterator[bytes]) -> Iterator[bytes]:
+    """Lines (with their b"\\n") of a byte stream; an unterminated last line is a line too."""
+    pending = b""
+    for block in blocks:
+        lines = (pending + block).split(b"\n")
+        pending = lines.pop()
+        yield from (line + b"\n" for line in lines)
+    if pending:
+        yield pending
 
 
 def read_unit(unit: InputUnit, max_line_bytes: int, chunk_lines: int = CHUNK_LINES) -> Iterator[list]:
     """Parse one input unit, yielding lists of BitextRecord / Reject of at most ``chunk_lines``."""
+    damage: list[Reject] = []
     if unit.partner:
-        records = readers.iter_aligned(_lines(unit.path), _lines(unit.partner), unit, max_line_bytes)
+        records = readers.iter_aligned(read_lines(unit.path, damage), read_lines(unit.partner, damage), unit, max_line_bytes)
     else:
-        records = readers.iter_czeng(_lines(unit.path), unit.source, max_line_bytes)
+        records = readers.iter_czeng(read_lines(unit.path, damage), unit.source, max_line_bytes)
+    return chunked(records, damage, chunk_lines)
+
+
+def chunked(records: Iterator, damage: list[Reject], chunk_lines: int) -> Iterator[list]:
+    """Lists of at most ``chunk_lines`` records, then the file-damage rejects (read_lines), if any."""
     while chunk := list(islice(records, chunk_lines)):
         yield chunk
+    if damage:
+        yield damage
 
 
 class TokenizeChunk(beam.DoFn):

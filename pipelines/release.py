@@ -9,19 +9,16 @@ NMT token count (``trans_n_tokens`` is 0).
 
 from __future__ import annotations
 
-import gzip
 from collections import defaultdict
-from itertools import islice
 
 import apache_beam as beam
 import numpy as np
 import pyarrow as pa
-from apache_beam.io.filesystems import CompressionTypes, FileSystems
 
 import schemas
 from corpus.ids import shard_of
 from corpus.readers import DEFAULT_MAX_LINE_BYTES, InputUnit, ParaphraseRecord, Reject, iter_paranmt
-from pipelines.ingest import WriteRejects
+from pipelines.ingest import WriteRejects, chunked, read_lines
 from pipelines.io import write_part
 
 STAGE = "import"
@@ -30,11 +27,8 @@ CHUNK_LINES = 10_000
 
 def read_release(unit: InputUnit, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, chunk_lines: int = CHUNK_LINES):
     """Parse one release file (gzip or plain) into lists of ParaphraseRecord / Reject."""
-    with FileSystems.open(unit.path, compression_type=CompressionTypes.UNCOMPRESSED) as raw:
-        lines = gzip.GzipFile(fileobj=raw) if unit.path.endswith(".gz") else raw
-        records = iter_paranmt(lines, unit.source, max_line_bytes)
-        while chunk := list(islice(records, chunk_lines)):
-            yield chunk
+    damage: list[Reject] = []
+    return chunked(iter_paranmt(read_lines(unit.path, damage), unit.source, max_line_bytes), damage, chunk_lines)
 
 
 class ShardRecords(beam.DoFn):

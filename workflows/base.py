@@ -23,6 +23,7 @@ import apache_beam as beam
 import luigi
 from luigi.task import flatten
 
+from corpus.errors import InputError
 from pipelines.options import pipeline_options
 from workflows.config import paranmt
 
@@ -30,10 +31,38 @@ log = logging.getLogger("luigi-interface")
 MANIFEST = "_SUCCESS"
 
 
+class _InputErrorsInOneLine(logging.Filter):
+    """Luigi logs a failed task with its traceback; an InputError is the user's mistake, not a
+    bug, so its one line is appended to Luigi's message and the traceback dropped."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, InputError):
+            record.msg, record.args = f"{record.getMessage()}: {error}", ()
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
+log.addFilter(_InputErrorsInOneLine())
+
+
 def file_fingerprint(path: str) -> str:
-    """Cheap identity of an input file: its path, size and modification time (as make does)."""
-    stat = os.stat(path)
+    """Cheap identity of an input file: its path, size and modification time (as make does).
+    A missing file is reported by ``StageTask.run`` in one line, not here (Luigi would print a
+    traceback for an error while it checks whether a task is complete)."""
+    try:
+        stat = os.stat(path)
+    except FileNotFoundError:
+        return f"{os.path.abspath(path)}:missing"
     return f"{os.path.abspath(path)}:{stat.st_size}:{stat.st_mtime_ns}"
+
+
+def check_input_file(path: str) -> None:
+    """InputError naming ``path`` unless it is an existing regular file."""
+    if not os.path.exists(path):
+        raise InputError(f"{path}: no such file")
+    if not os.path.isfile(path):
+        raise InputError(f"{path} is a directory or a special file, expected a file")
 
 
 def read_manifest(output_dir: Path) -> dict[str, Any]:
@@ -76,7 +105,17 @@ class StageTask(luigi.Task):
         """Write the stage's output into ``partial_dir``; return counts for the manifest."""
         raise NotImplementedError
 
+    def check_parameters(self) -> None:
+        """Raise InputError for impossible parameter values, before any work (a stage's hook)."""
+
+    def on_failure(self, exception: BaseException) -> str:
+        """The scheduler's explanation: one line for the user's mistakes, a traceback for bugs."""
+        return str(exception) if isinstance(exception, InputError) else super().on_failure(exception)
+
     def run(self):
+        self.check_parameters()
+        for path in self.input_files():
+            check_input_file(path)
         final = self.output_dir
         partial = final.parent / f".{final.name}.partial"
         if partial.exists() and not self.keeps_partial_output:

@@ -40,12 +40,12 @@ from pipelines.select import select_top_half, select_training_set
 from pipelines.stats import build_domain_sample
 from workflows.base import StageTask, read_manifest
 from workflows.encoders import EvaluateSTS, TrainEncoder
-from workflows.ingest import IngestBitext
+from workflows.ingest import IngestBitext, ReadsRawFiles
 
 log = logging.getLogger("luigi-interface")
 
 
-class ImportParaphrases(StageTask):
+class ImportParaphrases(ReadsRawFiles):
     """ParaNMT-50M release files (reference TAB back-translation TAB score) → a ``pairs`` dataset.
 
     The release's third column is the authors' PP similarity, not a translation score; it is
@@ -55,24 +55,22 @@ class ImportParaphrases(StageTask):
     stage = "import"
 
     files = luigi.Parameter(description="Comma-separated ParaNMT release files or globs (gzip or plain).")
-    num_shards = luigi.IntParameter(default=8, description="Number of Parquet shards (rows go to hash(id) mod shards).")
-    max_line_bytes = IngestBitext.max_line_bytes
 
-    def input_files(self) -> list[str]:
-        return [unit.path for unit in expand_inputs(self.files)]
+    def resolved_inputs(self) -> str:
+        return self.files
 
     def build(self, partial_dir: Path) -> dict:
         pairs_dir, rejects_dir = str(partial_dir / "pairs"), str(partial_dir / "rejects")
-        units = expand_inputs(self.files)
+        units = expand_inputs(self.resolved_inputs())
         self.progress(f"importing {len(units)} release file(s) into {self.num_shards} shards")
         self.run_pipeline(lambda p: build_release_import(p, units, pairs_dir, rejects_dir, self.num_shards, self.max_line_bytes))
         io.ensure_nonempty(pairs_dir, schemas.PAIRS)
         io.ensure_nonempty(rejects_dir, schemas.REJECTS)
-        rejects = io.rejects_by_reason(rejects_dir)
+        rows = io.dataset_rows(pairs_dir)
         return {
             "schema": {"pairs": schemas.version_of(schemas.PAIRS), "rejects": schemas.version_of(schemas.REJECTS)},
-            "rows": {"pairs": io.dataset_rows(pairs_dir)},
-            "rejects": {"total": sum(rejects.values()), "by_reason": rejects},
+            "rows": {"pairs": rows},
+            "rejects": self.count_rejects(rows, Path(rejects_dir)),
             "note": "trans_score holds the release's third column (the authors' PP similarity), not a translation score",
         }
 

@@ -8,10 +8,14 @@ from pathlib import Path
 import luigi
 
 import schemas
+from corpus.errors import InputError
 from corpus.readers import DEFAULT_MAX_LINE_BYTES
 from pipelines import io
 from pipelines.ingest import build_ingest, expand_inputs
-from workflows.base import StageTask
+from workflows.base import StageTask, log
+
+# Share of an input's lines that, rejected, earns a warning on the console.
+REJECTED_SHARE_WARNING = 0.05
 
 
 def demo_corpus() -> str:
@@ -19,7 +23,43 @@ def demo_corpus() -> str:
     return str(resources.files("corpus") / "demo" / "czeng_demo.train.gz")
 
 
-class IngestBitext(StageTask):
+class ReadsRawFiles(StageTask):
+    """A stage that reads the user's raw text files into sharded Parquet: its shared parameters,
+    checked before any work."""
+
+    num_shards = luigi.IntParameter(default=8, description="Number of Parquet shards (rows go to hash(id) mod shards).")
+    max_line_bytes = luigi.IntParameter(default=DEFAULT_MAX_LINE_BYTES, description="Longer input lines are rejected as too_long.")
+
+    def resolved_inputs(self) -> str:
+        """The input specification (corpus.readers.parse_input_spec)."""
+        raise NotImplementedError
+
+    def check_parameters(self) -> None:
+        for name in ("num_shards", "max_line_bytes"):
+            if getattr(self, name) < 1:
+                raise InputError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}")
+
+    def count_rejects(self, rows: int, rejects_dir: Path) -> dict:
+        """The manifest's reject counts. No usable line is an InputError; more than
+        REJECTED_SHARE_WARNING of the lines rejected is a warning naming the top reasons."""
+        rejects = io.rejects_by_reason(str(rejects_dir))
+        total = sum(rejects.values())
+        top = ", ".join(f"{reason} {count}" for reason, count in sorted(rejects.items(), key=lambda item: -item[1])[:3])
+        if rows == 0:
+            raise InputError(f"no usable line in {self.resolved_inputs()}: {total} lines rejected ({top}); see {rejects_dir}")
+        if total > REJECTED_SHARE_WARNING * (rows + total):
+            log.warning("%s: %d of %d lines rejected (%.0f %%): %s; see %s", self.stage, total, rows + total, 100 * total / (rows + total), top, rejects_dir)
+        return {"total": total, "by_reason": rejects}
+
+    def input_files(self) -> list[str]:
+        try:
+            units = expand_inputs(self.resolved_inputs())
+        except InputError:
+            return []  # run() reports it, in one line, before any work
+        return [path for unit in units for path in (unit.path, unit.partner) if path]
+
+
+class IngestBitext(ReadsRawFiles):
     """Read CzEng 1.6 / line-aligned Czech–English files into sharded, validated Parquet."""
 
     stage = "ingest"
@@ -29,14 +69,9 @@ class IngestBitext(StageTask):
         description="Comma-separated inputs: CzEng files or globs (gzip or plain), x.cs files "
         "(x.en beside them), or czech_file::english_file pairs. Empty: the embedded demo corpus.",
     )
-    num_shards = luigi.IntParameter(default=8, description="Number of Parquet shards (rows go to hash(id) mod shards).")
-    max_line_bytes = luigi.IntParameter(default=DEFAULT_MAX_LINE_BYTES, description="Longer input lines are rejected as too_long.")
 
     def resolved_inputs(self) -> str:
         return self.inputs or demo_corpus()
-
-    def input_files(self) -> list[str]:
-        return [path for unit in expand_inputs(self.resolved_inputs()) for path in (unit.path, unit.partner) if path]
 
     def bitext_dir(self, root: Path | None = None) -> Path:
         return (root or self.output_dir) / "bitext"
@@ -48,10 +83,11 @@ class IngestBitext(StageTask):
         self.run_pipeline(lambda p: build_ingest(p, units, str(bitext_dir), str(rejects_dir), self.num_shards, self.max_line_bytes))
         io.ensure_nonempty(str(rejects_dir), schemas.REJECTS)
         io.ensure_nonempty(str(bitext_dir), schemas.BITEXT)
-        rows, rejects = io.dataset_rows(str(bitext_dir)), io.rejects_by_reason(str(rejects_dir))
-        self.progress(f"{rows} pairs, {sum(rejects.values())} rejects", 100)
+        rows = io.dataset_rows(str(bitext_dir))
+        rejects = self.count_rejects(rows, rejects_dir)
+        self.progress(f"{rows} pairs, {rejects['total']} rejects", 100)
         return {
             "schema": {"bitext": schemas.version_of(schemas.BITEXT), "rejects": schemas.version_of(schemas.REJECTS)},
             "rows": {"bitext": rows},
-            "rejects": {"total": sum(rejects.values()), "by_reason": rejects},
+            "rejects": rejects,
         }

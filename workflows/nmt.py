@@ -161,9 +161,6 @@ class TrainTranslator(UsesGpu, StageTask):
             self.progress(line.split(" | ", 3)[-1])
 
     def _use_given(self, partial_dir: Path) -> dict:
-        for path in self.input_files():
-            if not os.path.isfile(path):
-                raise FileNotFoundError(f"given model file not found: {path}")
         source_positions, target_positions = fairseq_train.model_positions(self.checkpoint)
         NmtModel(
             os.path.abspath(self.checkpoint), os.path.abspath(self.dict_dir), os.path.abspath(self.spm_model),

@@ -13,6 +13,7 @@ from apache_beam.testing.test_pipeline import TestPipeline as BeamTestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
 import schemas
+from corpus.errors import InputError
 from corpus.ids import shard_of
 from pipelines.ingest import TokenizeChunk, build_ingest, expand_inputs, read_unit
 
@@ -89,12 +90,35 @@ def test_same_input_gives_byte_identical_parquet(inputs, tmp_path):
         assert (tmp_path / "a" / rel).read_bytes() == (tmp_path / "b" / rel).read_bytes(), rel
 
 
-def test_missing_inputs_fail_loudly(tmp_path):
-    with pytest.raises(FileNotFoundError, match="no input file matches"):
+def test_unusable_inputs_are_input_errors_naming_the_file(tmp_path):
+    with pytest.raises(InputError, match="no input file matches"):
         expand_inputs(str(tmp_path / "*.gz"))
     (tmp_path / "lonely.cs").write_text("Sám.\n")
-    with pytest.raises(FileNotFoundError, match="partner"):
+    with pytest.raises(InputError, match="partner"):
         expand_inputs(str(tmp_path / "lonely.cs"))
+    (tmp_path / "folder").mkdir()
+    with pytest.raises(InputError, match="folder is a directory"):
+        expand_inputs(str(tmp_path / "folder"))
+    (tmp_path / "plain.gz").write_text("id\t1\tAhoj.\tHello.\n")
+    with pytest.raises(InputError, match="plain.gz is named .gz but is not gzip"):
+        expand_inputs(str(tmp_path / "plain.gz"))
+    (tmp_path / "empty.txt").write_bytes(b"")
+    with pytest.raises(InputError, match="empty.txt is empty"):
+        expand_inputs(str(tmp_path / "empty.txt"))
+    with pytest.raises(InputError, match="czech_file::english_file"):
+        expand_inputs("a.cs::")
+
+
+def test_truncated_gzip_keeps_the_lines_before_the_damage(tmp_path):
+    text = "".join(f"news-b1-00train-f00001-s{i}\t0.9\tVěta číslo {i * 7919}.\tSentence {i * 104729}.\n" for i in range(1, 2001))
+    whole = gzip.compress(text.encode())
+    (tmp_path / "cut.gz").write_bytes(whole[: len(whole) // 2])
+    items = [item for chunk in read_unit(expand_inputs(str(tmp_path / "cut.gz"))[0], 10_000, 50) for item in chunk]
+    *records, damage = items
+    assert [record.line for record in records] == list(range(1, len(records) + 1)), "every line before the damage, in order"
+    assert all(record.en == f"Sentence {record.line * 104729}." for record in records), "no partial line"
+    assert damage.reason == "truncated_file" and damage.line == len(records) + 1
+    assert 800 < len(records) < 1200
 
 
 def _free_port():
