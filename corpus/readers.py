@@ -64,20 +64,43 @@ class Reject:
 
 @dataclass(frozen=True, slots=True)
 class InputUnit:
-    """One thing to read: a CzEng/ParaNMT file, or a Czech file with its English partner."""
+    """One thing to read: a CzEng/ParaNMT file, or a Czech file with its English partner.
+    ``name`` tells it from the run's other inputs (see :func:`distinct_names`); it defaults to
+    the file name."""
 
     path: str
     partner: str | None = None
+    name: str = ""
 
     @property
     def source(self) -> str:
-        return os.path.basename(self.path)
+        """The ``source`` column of its rows and rejects."""
+        return self.name or os.path.basename(self.path)
 
     @property
     def stem(self) -> str:
-        """File name without the language suffix (and without .gz): the id prefix of aligned input."""
+        """Source without the language suffix (and without .gz): the id prefix of aligned input."""
         name = self.source.removesuffix(".gz")
         return os.path.splitext(name)[0] if self.partner else name
+
+    @property
+    def domain(self) -> str:
+        """Aligned input's domain: its file name up to the first dot (``tatoeba.cs`` → tatoeba)."""
+        return os.path.basename(self.stem).split(".", 1)[0]
+
+
+def distinct_names(paths: Iterable[str]) -> dict[str, str]:
+    """Each path's shortest trailing part that no other path ends with: its file name, unless
+    several inputs share it (``a/tatoeba.cs`` and ``b/tatoeba.cs`` are two sources, and their
+    line ids differ)."""
+    components = {path: path.split("/") for path in paths}
+    names = {}
+    for path, parts in components.items():
+        depth = 1
+        while depth < len(parts) and sum(other[-depth:] == parts[-depth:] for other in components.values()) > 1:
+            depth += 1
+        names[path] = "/".join(parts[-depth:])
+    return names
 
 
 def parse_input_spec(spec: str) -> list[tuple[str, str | None]]:
@@ -96,10 +119,12 @@ def parse_input_spec(spec: str) -> list[tuple[str, str | None]]:
 
 
 def aligned_partner(path: str) -> str | None:
-    """The English file beside a line-aligned Czech file, or None for CzEng-format files."""
-    stem, suffix = os.path.splitext(path)
+    """The English file beside a line-aligned Czech file (``x.cs`` → ``x.en``, ``x.ces.gz`` →
+    ``x.eng.gz``), or None for CzEng-format files."""
+    compressed = path.endswith(".gz")
+    stem, suffix = os.path.splitext(path.removesuffix(".gz"))
     partner_suffix = ALIGNED_PARTNERS.get(suffix)
-    return stem + partner_suffix if partner_suffix else None
+    return stem + partner_suffix + (".gz" if compressed else "") if partner_suffix else None
 
 
 def _decode(raw: bytes, source: str, line: int, max_line_bytes: int) -> str | Reject:
@@ -177,8 +202,7 @@ def iter_aligned(
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
 ) -> Iterator[BitextRecord | Reject]:
     """Two line-aligned files; lines past the end of the shorter file are ``misaligned`` rejects."""
-    source, stem = unit.source, unit.stem
-    domain = stem.split(".", 1)[0]
+    source, stem, domain = unit.source, unit.stem, unit.domain
     partner = os.path.basename(unit.partner or "")
     for number, (cs_raw, en_raw) in enumerate(zip_longest(cs_lines, en_lines), start=1):
         if cs_raw is None or en_raw is None:

@@ -11,6 +11,7 @@ import os
 import zlib
 from collections import defaultdict
 from collections.abc import Iterator
+from dataclasses import replace
 from itertools import islice
 
 import apache_beam as beam
@@ -21,7 +22,7 @@ import schemas
 from corpus import readers
 from corpus.errors import InputError
 from corpus.ids import id_hash, shard_of
-from corpus.readers import BitextRecord, InputUnit, Reject
+from corpus.readers import BitextRecord, InputUnit, Reject, distinct_names
 from corpus.text import tokenize_batch
 from pipelines.io import write_part
 
@@ -47,7 +48,8 @@ def expand_inputs(spec: str) -> list[InputUnit]:
             if partner and not FileSystems.exists(partner):
                 raise InputError(f"{path} is line-aligned input but its partner {partner} is missing")
             units.append(InputUnit(_checked(path), _checked(partner) if partner else None))
-    return sorted(set(units), key=lambda unit: (unit.path, unit.partner or ""))
+    names = distinct_names(sorted({unit.path for unit in units}))
+    return sorted({replace(unit, name=names[unit.path]) for unit in units}, key=lambda unit: (unit.path, unit.partner or ""))
 
 
 def _checked(path: str) -> str:
@@ -65,7 +67,7 @@ def _checked(path: str) -> str:
     return path
 
 
-def read_lines(path: str, damage: list[Reject]) -> Iterator[bytes]:
+def read_lines(path: str, source: str, damage: list[Reject]) -> Iterator[bytes]:
     """Stream a file's lines (gzip or plain). A damaged or truncated gzip stream ends the file
     after its last complete line and adds a ``truncated_file`` reject to ``damage``: the lines
     before the damage are kept."""
@@ -76,8 +78,8 @@ def read_lines(path: str, damage: list[Reject]) -> Iterator[bytes]:
                 yield line
                 number += 1
         except (EOFError, zlib.error) as error:
-            detail = f"gzip stream damaged after line {number} ({error}); the lines before it are kept"
-            damage.append(Reject.of(os.path.basename(path), number + 1, "truncated_file", detail, b""))
+            detail = f"{path}: gzip stream damaged after line {number} ({error}); the lines before it are kept"
+            damage.append(Reject.of(source, number + 1, "truncated_file", detail, b""))
 
 
 def _gunzip(raw, block_size: int = 1 << 16) -> Iterator[bytes]:
@@ -110,9 +112,9 @@ def read_unit(unit: InputUnit, max_line_bytes: int, chunk_lines: int = CHUNK_LIN
     """Parse one input unit, yielding lists of BitextRecord / Reject of at most ``chunk_lines``."""
     damage: list[Reject] = []
     if unit.partner:
-        records = readers.iter_aligned(read_lines(unit.path, damage), read_lines(unit.partner, damage), unit, max_line_bytes)
+        records = readers.iter_aligned(read_lines(unit.path, unit.source, damage), read_lines(unit.partner, unit.source, damage), unit, max_line_bytes)
     else:
-        records = readers.iter_czeng(read_lines(unit.path, damage), unit.source, max_line_bytes)
+        records = readers.iter_czeng(read_lines(unit.path, unit.source, damage), unit.source, max_line_bytes)
     return chunked(records, damage, chunk_lines)
 
 

@@ -28,7 +28,7 @@ CHUNK_LINES = 10_000
 def read_release(unit: InputUnit, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, chunk_lines: int = CHUNK_LINES):
     """Parse one release file (gzip or plain) into lists of ParaphraseRecord / Reject."""
     damage: list[Reject] = []
-    return chunked(iter_paranmt(read_lines(unit.path, damage), unit.source, max_line_bytes), damage, chunk_lines)
+    return chunked(iter_paranmt(read_lines(unit.path, unit.source, damage), unit.source, max_line_bytes), damage, chunk_lines)
 
 
 class ShardRecords(beam.DoFn):

@@ -8,6 +8,7 @@ from corpus.readers import (
     ParaphraseRecord,
     Reject,
     aligned_partner,
+    distinct_names,
     iter_aligned,
     iter_czeng,
     iter_paranmt,
@@ -86,6 +87,15 @@ def test_input_spec_and_partners():
     assert parse_input_spec("a/*.gz, x.cs::y.en") == [("a/*.gz", None), ("x.cs", "y.en")]
     assert aligned_partner("t/tatoeba.ces-eng.ces") == "t/tatoeba.ces-eng.eng"
     assert aligned_partner("data/00train.gz") is None
+    assert aligned_partner("wmt/news.cs.gz") == "wmt/news.en.gz"
+    assert aligned_partner("t/tatoeba.ces.gz") == "t/tatoeba.eng.gz"
+
+
+def test_distinct_names_are_file_names_unless_two_inputs_share_one():
+    assert distinct_names(["/d/a/tatoeba.cs", "/d/b/tatoeba.cs", "/d/a/wmt.cs"]) == {
+        "/d/a/tatoeba.cs": "a/tatoeba.cs", "/d/b/tatoeba.cs": "b/tatoeba.cs", "/d/a/wmt.cs": "wmt.cs"}
+    assert distinct_names(["/x/a/t.cs", "/y/a/t.cs"]) == {"/x/a/t.cs": "x/a/t.cs", "/y/a/t.cs": "y/a/t.cs"}
+    assert distinct_names(["gs://bucket/part.gz"]) == {"gs://bucket/part.gz": "part.gz"}
     with pytest.raises(ValueError, match="czech_file::english_file"):
         parse_input_spec("x.cs::")
     with pytest.raises(ValueError, match="no input"):

@@ -79,6 +79,27 @@ def test_ingest_writes_sorted_sharded_validated_parquet(inputs, tmp_path):
         ("00train.gz", 3, "column_count"), ("00train.gz", 4, "duplicate_id"), ("tatoeba.ces", 3, "misaligned")]
 
 
+def test_same_named_files_in_two_folders_are_two_sources(tmp_path):
+    for folder, sentence in (("a", "One"), ("b", "Two")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "tatoeba.cs").write_text(f"{sentence} cs.\n")
+        (tmp_path / folder / "tatoeba.en").write_text(f"{sentence} en.\n")
+    run_ingest(expand_inputs(f"{tmp_path}/*/tatoeba.cs"), tmp_path / "out")
+    bitext = pd.read_parquet(tmp_path / "out" / "bitext").sort_values("id")
+    assert list(zip(bitext.id, bitext.source, bitext.domain, bitext.en, strict=True)) == [
+        ("a/tatoeba-000000001", "a/tatoeba.cs", "tatoeba", "One en."), ("b/tatoeba-000000001", "b/tatoeba.cs", "tatoeba", "Two en.")]
+    assert not (tmp_path / "out" / "rejects").exists(), "no duplicate_id rejects"
+
+
+def test_gzipped_line_aligned_pairs_are_read(tmp_path):
+    (tmp_path / "news.cs.gz").write_bytes(gzip.compress("Pes štěká.\nPrší.\n".encode()))
+    (tmp_path / "news.en.gz").write_bytes(gzip.compress(b"The dog barks.\nIt rains.\n"))
+    run_ingest(expand_inputs(str(tmp_path / "news.cs.gz")), tmp_path / "out")
+    bitext = pd.read_parquet(tmp_path / "out" / "bitext").sort_values("id")
+    assert list(zip(bitext.id, bitext.cs, bitext.en, strict=True)) == [
+        ("news-000000001", "Pes štěká.", "The dog barks."), ("news-000000002", "Prší.", "It rains.")]
+
+
 def test_same_input_gives_byte_identical_parquet(inputs, tmp_path):
     units = expand_inputs(f"{inputs}/*.gz,{inputs}/tatoeba.ces")
     run_ingest(units, tmp_path / "a")
