@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import zip_longest
@@ -23,6 +24,16 @@ from corpus.ids import line_id
 DEFAULT_MAX_LINE_BYTES = 10_000
 RAW_KEEP_CHARS = 1_000
 ALIGNED_PARTNERS = {".cs": ".en", ".ces": ".eng"}
+# Invisible formatting, removed from the text: zero-width characters (U+FEFF is also the byte
+# order mark), bidirectional marks, embeddings, overrides and isolates. They change no word,
+# yet make equal sentences differ and can reorder what a reader sees.
+INVISIBLE_FORMATTING = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u200e\u200f\u061c\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"))
+# Control characters reject the line (`control_character`): C0 but TAB, DEL and C1. A NUL or a
+# stray carriage return inside a line means binary data or a broken export, not text.
+CONTROL_CHARACTER = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+# A number as the input formats write it: ASCII digits only (Python's float() also takes
+# "1_0", "١", " 1 " and "infinity").
+STRICT_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,12 +139,17 @@ def aligned_partner(path: str) -> str | None:
 
 
 def _decode(raw: bytes, source: str, line: int, max_line_bytes: int) -> str | Reject:
+    """The line's text without invisible formatting (and so without a byte-order mark), or a
+    Reject: too long, not UTF-8, or holding a control character."""
     if len(raw) > max_line_bytes:
         return Reject.of(source, line, "too_long", f"{len(raw)} bytes > limit {max_line_bytes}", raw)
     try:
-        return raw.decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
         return Reject.of(source, line, "invalid_utf8", f"byte {error.start}: {error.reason}", raw)
+    if control := CONTROL_CHARACTER.search(text):
+        return Reject.of(source, line, "control_character", f"U+{ord(control.group()):04X} at character {control.start()}", raw)
+    return text.translate(INVISIBLE_FORMATTING)
 
 
 def _strip_eol(raw: bytes) -> bytes:
@@ -183,10 +199,10 @@ def iter_czeng(
 
 
 def _finite_float(text: str) -> float | None:
-    try:
-        value = float(text)
-    except ValueError:
+    """The number ``text`` spells (STRICT_NUMBER), or None."""
+    if not STRICT_NUMBER.fullmatch(text):
         return None
+    value = float(text)
     return value if math.isfinite(value) else None
 
 

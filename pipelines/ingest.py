@@ -30,6 +30,7 @@ STAGE = "ingest"
 CHUNK_LINES = 2_000
 GZIP_MAGIC = b"\x1f\x8b"
 GZIP_WBITS = 16 + zlib.MAX_WBITS  # zlib reads the gzip header and trailer
+BLOCK_BYTES = 1 << 16
 
 
 def expand_inputs(spec: str) -> list[InputUnit]:
@@ -68,13 +69,13 @@ def _checked(path: str) -> str:
 
 
 def read_lines(path: str, source: str, damage: list[Reject]) -> Iterator[bytes]:
-    """Stream a file's lines (gzip or plain). A damaged or truncated gzip stream ends the file
-    after its last complete line and adds a ``truncated_file`` reject to ``damage``: the lines
-    before the damage are kept."""
+    """Stream a file's lines (gzip or plain; LF, CRLF or CR-only line ends). A damaged or
+    truncated gzip stream ends the file after its last complete line and adds a
+    ``truncated_file`` reject to ``damage``: the lines before the damage are kept."""
     number = 0
     with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as raw:
         try:
-            for line in _split_lines(_gunzip(raw)) if path.endswith(".gz") else raw:
+            for line in _split_lines(_gunzip(raw) if path.endswith(".gz") else iter(lambda: raw.read(BLOCK_BYTES), b"")):
                 yield line
                 number += 1
         except (EOFError, zlib.error) as error:
@@ -82,12 +83,12 @@ def read_lines(path: str, source: str, damage: list[Reject]) -> Iterator[bytes]:
             damage.append(Reject.of(source, number + 1, "truncated_file", detail, b""))
 
 
-def _gunzip(raw, block_size: int = 1 << 16) -> Iterator[bytes]:
+def _gunzip(raw) -> Iterator[bytes]:
     """Decompressed blocks of a gzip stream (members concatenated, as ``gzip`` writes appends);
     EOFError when it ends inside a member. zlib directly, not GzipFile, whose buffered reader
     drops the data it decompressed before it meets the damage."""
     decompressor = zlib.decompressobj(GZIP_WBITS)
-    while block := raw.read(block_size):
+    while block := raw.read(BLOCK_BYTES):
         while block:
             if decompressor.eof:
                 decompressor = zlib.decompressobj(GZIP_WBITS)
@@ -98,12 +99,21 @@ def _gunzip(raw, block_size: int = 1 << 16) -> Iterator[bytes]:
 
 
 def _split_lines(blocks: Iterator[bytes]) -> Iterator[bytes]:
-    """Lines (with their b"\\n") of a byte stream; an unterminated last line is a line too."""
-    pending = b""
+    """Lines of a byte stream, each with its end; an unterminated last line is a line too.
+    Lines end with LF (CRLF included), or with CR in a file whose first line ends with a CR not
+    followed by LF (old Mac exports)."""
+    pending, end = b"", None
     for block in blocks:
-        lines = (pending + block).split(b"\n")
-        pending = lines.pop()
-        yield from (line + b"\n" for line in lines)
+        pending += block
+        if end is None:
+            if b"\n" in pending:
+                end = b"\n"
+            elif b"\r" in pending[:-1]:
+                end = b"\r"
+            else:
+                continue
+        *lines, pending = pending.split(end)
+        yield from (line + end for line in lines)
     if pending:
         yield pending
 

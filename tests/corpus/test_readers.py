@@ -40,6 +40,13 @@ def test_czeng_handles_crlf_and_surrounding_spaces():
         (b"news-1\t0.5\tCzech only\t  \n", "empty_side"),
         (b"news-1\tabc\tA\tB\n", "bad_score"),
         (b"news-1\tnan\tA\tB\n", "bad_score"),
+        (b"news-1\t1_0\tA\tB\n", "bad_score"),
+        ("news-1\t\u0661\tA\tB\n".encode(), "bad_score"),
+        (b"news-1\tinfinity\tA\tB\n", "bad_score"),
+        (b"news-1\t0.5\tA\x00\tB\n", "control_character"),
+        (b"news-1\t0.5\tA\rB\tC\n", "control_character"),
+        ("news-1\t0.5\tA\u0085\tB\n".encode(), "control_character"),
+        ("news-1\t0.5\t\u200b\u200e\tB\n".encode(), "empty_side"),
         (b"\t0.5\tA\tB\n", "empty_id"),
         (b"   \n", "blank_line"),
     ],
@@ -49,6 +56,14 @@ def test_czeng_malformed_lines_become_rejects_with_reason(raw, reason):
     assert isinstance(reject, Reject)
     assert (reject.reason, reject.source, reject.line) == (reason, "bad.gz", 1)
     assert reject.detail
+
+
+def test_byte_order_mark_and_invisible_formatting_are_removed():
+    records = iter_czeng(lines("\ufeffnews-1\t0.5\tDobr\u00fd\u200b den\tGood\u202e day", "news-2\t-1e-3\tA\u2066b\u2069\tB"), "f")
+    assert [(r.id, r.czeng_score, r.cs, r.en) for r in records] == [("news-1", 0.5, "Dobrý den", "Good day"), ("news-2", -0.001, "Ab", "B")]
+    unit = InputUnit("x.cs", "x.en")
+    [record] = iter_aligned(lines("\ufeffPes."), lines("\ufeffThe dog."), unit)
+    assert (record.cs, record.en) == ("Pes.", "The dog.")
 
 
 def test_czeng_overlong_line_is_rejected_and_raw_text_is_cut():

@@ -79,6 +79,18 @@ def test_ingest_writes_sorted_sharded_validated_parquet(inputs, tmp_path):
         ("00train.gz", 3, "column_count"), ("00train.gz", 4, "duplicate_id"), ("tatoeba.ces", 3, "misaligned")]
 
 
+@pytest.mark.parametrize("end", [b"\n", b"\r\n", b"\r"], ids=["LF", "CRLF", "CR"])
+@pytest.mark.parametrize("compress", [False, True], ids=["plain", "gzip"])
+def test_line_ends_lf_crlf_and_cr_only(tmp_path, end, compress):
+    data = end.join(line.encode() for line in CZENG_LINES) + end
+    path = tmp_path / ("x.gz" if compress else "x.txt")
+    path.write_bytes(gzip.compress(data) if compress else data)
+    items = [item for chunk in read_unit(expand_inputs(str(path))[0], 10_000) for item in chunk]
+    assert [(item.line, type(item).__name__) for item in items] == [
+        (1, "BitextRecord"), (2, "BitextRecord"), (3, "Reject"), (4, "BitextRecord"), (5, "BitextRecord")]
+    assert items[4].en == "It was dark."
+
+
 def test_same_named_files_in_two_folders_are_two_sources(tmp_path):
     for folder, sentence in (("a", "One"), ("b", "Two")):
         (tmp_path / folder).mkdir()
