@@ -15,6 +15,18 @@ SHARED = Path(os.environ.get("PARANMT_SHARED_DATA", Path(__file__).resolve().par
 STS = SHARED / "sts"
 GLOVE = SHARED / "wordvec" / "glove50_4k.txt"
 COUNTS = SHARED / "wordvec" / "enwiki_vocab_min200.txt"
+BUILD_REFPAIRS = SHARED.parent / "tools" / "build_refpairs.py"
+
+
+def write_reference_pairs(path: Path, limit: int = 0) -> int:
+    """The 250k real English paraphrase pairs of ../shared/tools/build_refpairs.py as a TSV at
+    ``path`` (the first ``limit`` when given); returns the number of pairs."""
+    subprocess.run([sys.executable, str(BUILD_REFPAIRS), str(path)], check=True, capture_output=True)
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    if limit:
+        lines = lines[:limit]
+        path.write_text("".join(lines), encoding="utf-8")
+    return len(lines)
 
 
 def machine() -> str:

@@ -17,7 +17,6 @@ the untrained-vectors baseline. ``--jobs`` cells train at once, one torch thread
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,9 +25,14 @@ from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
 
-from benchmarks.common import SHARED, STS, machine, markdown_table, sif_glove4k
-
-BUILD_REFPAIRS = SHARED.parent / "tools" / "build_refpairs.py"
+from benchmarks.common import (
+    BUILD_REFPAIRS,
+    STS,
+    machine,
+    markdown_table,
+    sif_glove4k,
+    write_reference_pairs,
+)
 
 
 @dataclass(frozen=True)
@@ -130,7 +134,7 @@ def main() -> None:
     print(f"machine: {machine()}; {args.jobs} cells at once, 1 torch thread each; {args.epochs} epochs\n", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         pairs_path = Path(tmp) / "refpairs.tsv"
-        subprocess.run([sys.executable, str(BUILD_REFPAIRS), str(pairs_path)], check=True, capture_output=True)
+        write_reference_pairs(pairs_path)
         with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as pool:
             futures = [pool.submit(run_cell, cell, str(pairs_path), str(Path(tmp) / f"cell{i}"), args.epochs, args.pairs) for i, cell in enumerate(cells)]
             rows = [{"model": "SIF GloVe-4k +WR", "negatives": "no training (baseline)", **scores(sif_glove4k().encode), "pairs_per_s": None}]

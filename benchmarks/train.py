@@ -1,6 +1,11 @@
 """Encoder benchmark: training throughput, encoding throughput, STS quality.
 
 Tables, all measured in one run, with torch limited to ``--threads`` CPU threads:
+  * end to end through TrainEncoder (``luigi --module workflows TrainEncoder`` in a fresh process:
+    imports, reading and featurizing the pairs, every update, the STS 2017 dev evaluation after
+    each epoch, the model written), Word Avg with the defaults and with M = 1 (the baseline), on
+    the 250k reference pairs of ../shared/tools/build_refpairs.py (generated pairs when absent);
+    pairs/s is pairs × epochs over the command's wall time;
   * training throughput (pairs/s, featurization excluded) of Word Avg 300 and BiLSTM Avg 600
     with M = 1 (plain in-batch negatives: the baseline) and M = 40 (mega-batching), paper
     settings otherwise (batch 100, δ 0.4, Adam 0.001), on real paraphrase pairs (ParaSCI-ACL
@@ -18,6 +23,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -27,6 +33,7 @@ import numpy as np
 import torch
 
 from benchmarks.common import (
+    BUILD_REFPAIRS,
     GLOVE,
     SHARED,
     STS,
@@ -34,8 +41,10 @@ from benchmarks.common import (
     markdown_table,
     semeval_sentences,
     sif_glove4k,
+    write_reference_pairs,
 )
 
+REPO = Path(__file__).resolve().parents[1]
 PARASCI = SHARED / "en-paraphrase" / "parasci" / "ParaSCI-ACL" / "train"
 FLICKR = SHARED / "en-paraphrase" / "flickr30k-captions-multi30k-task2"
 
@@ -61,6 +70,35 @@ def training_pairs(limit: int | None) -> tuple[tuple[list[str], list[str]], str]
         return (sides[0][:limit], sides[1][:limit]), f"ParaSCI-ACL train ({len(sides[0][:limit]):,} pairs)"
     pairs = generated_pairs(limit or 30_000)
     return pairs, f"generated ({len(pairs[0]):,} pairs; {SHARED} absent)"
+
+
+def train_encoder_command(pairs_tsv: Path, workdir: Path, threads: int, options: list[str]) -> float:
+    """Wall seconds of ``luigi --module workflows TrainEncoder --train-data pairs_tsv OPTIONS``
+    run as a user runs it, from the repository, in a fresh process with ``threads`` threads."""
+    command = [sys.executable, "-m", "luigi", "--module", "workflows", "TrainEncoder", "--local-scheduler",
+               "--train-data", str(pairs_tsv), "--paranmt-workdir", str(workdir), "--sts-dir", str(STS),
+               "--TrainEncoder-device", "cpu", *options]
+    started = time.perf_counter()
+    subprocess.run(command, cwd=REPO, env={**os.environ, "OMP_NUM_THREADS": str(threads)}, check=True, capture_output=True)
+    return time.perf_counter() - started
+
+
+def end_to_end(directory: Path, threads: int, pairs_limit: int, epochs: int) -> str:
+    """TrainEncoder's wall-clock throughput with the defaults and with M = 1, one run each."""
+    pairs_tsv = directory / "pairs.tsv"
+    if BUILD_REFPAIRS.exists():
+        pairs = write_reference_pairs(pairs_tsv, pairs_limit)
+        source = f"reference pairs ({pairs:,}, ../shared/tools/build_refpairs.py)"
+    else:
+        first, second = generated_pairs(pairs_limit or 250_000)
+        pairs_tsv.write_text("".join(f"{a}\t{b}\n" for a, b in zip(first, second, strict=True)), encoding="utf-8")
+        pairs, source = len(first), f"generated pairs ({len(first):,}; {SHARED} absent)"
+    rows = []
+    for label, options in (("defaults (M = 40, semi-hard, partner side)", []), ("M = 1 (baseline)", ["--megabatch", "1"])):
+        seconds = train_encoder_command(pairs_tsv, directory / f"work-{len(rows)}", threads, ["--epochs", str(epochs), *options])
+        rows.append([f"Word Avg, {label}", f"{pairs:,} × {epochs}", seconds, pairs * epochs / seconds])
+    title = f"TrainEncoder end to end, {threads} thread(s), {source}, STS 2017 dev after each epoch:\n\n"
+    return title + markdown_table(["run", "pairs × epochs", "seconds", "pairs/s"], rows)
 
 
 def measure_training(pairs, directory: Path, model: str, dim: int, megabatch: int, steps: int):
@@ -139,10 +177,16 @@ def main() -> None:
     parser.add_argument("--encode-sentences", type=int, default=2000)
     parser.add_argument("--minilm-sentences", type=int, default=300)
     parser.add_argument("--epochs", type=int, default=1, help="epochs of the STS Word Avg runs")
+    parser.add_argument("--end-to-end-pairs", type=int, default=0, help="reference pairs for the TrainEncoder runs (0: all 250k)")
+    parser.add_argument("--end-to-end-epochs", type=int, default=5, help="epochs of the TrainEncoder runs (0: skip them)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
+    print(f"machine: {machine()}; torch threads: {args.threads}\n")
+    if args.end_to_end_epochs:
+        with tempfile.TemporaryDirectory() as tmp:
+            print(end_to_end(Path(tmp), args.threads, args.end_to_end_pairs, args.end_to_end_epochs) + "\n", flush=True)
     pairs, source = training_pairs(args.pairs or None)
-    print(f"machine: {machine()}; torch threads: {args.threads}; training data: {source}\n")
+    print(f"Training loop only, data: {source}\n")
 
     rows, trained = [], {}
     with tempfile.TemporaryDirectory() as tmp:

@@ -5,17 +5,22 @@ A stage writes into ``<workdir>/<stage>/.<fingerprint>.partial`` and renames it 
 looks finished and a rerun resumes at the first incomplete stage. The fingerprint hashes the
 task's significant parameters, its input files (path, size, mtime) and its upstream stages'
 fingerprints: change any of them and the stage is recomputed into a new directory, the old
-result stays. ``<workdir>/<stage>/latest`` points at the newest completed output.
+result stays. ``<workdir>/<stage>/latest`` points at the newest completed output. A lock per
+output (``<workdir>/.locks/``) makes a second run on the same work directory wait for the first
+instead of building the same output beside it.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import logging
 import os
 import shutil
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -55,6 +60,20 @@ def file_fingerprint(path: str) -> str:
     except FileNotFoundError:
         return f"{os.path.abspath(path)}:missing"
     return f"{os.path.abspath(path)}:{stat.st_size}:{stat.st_mtime_ns}"
+
+
+@contextmanager
+def exclusive_lock(path: Path, waiting_message: str) -> Iterator[None]:
+    """Hold an exclusive lock on ``path``, logging ``waiting_message`` and waiting while another
+    process holds it, so two runs on one work directory never build the same output. The
+    operating system releases the lock when its process dies, so a killed run blocks nothing."""
+    with open(path, "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log.warning(waiting_message)
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
 
 
 def check_input_file(path: str) -> None:
@@ -117,6 +136,15 @@ class StageTask(luigi.Task):
         for path in self.input_files():
             check_input_file(path)
         final = self.output_dir
+        locks = final.parent.parent / ".locks"
+        locks.mkdir(parents=True, exist_ok=True)
+        with exclusive_lock(locks / f"{self.stage}-{final.name}", f"{self.stage}: another run is building {final}; waiting for it"):
+            if (final / MANIFEST).exists():
+                log.info("%s: %s was built by another run meanwhile", self.stage, final)
+                return
+            self._build_into(final)
+
+    def _build_into(self, final: Path) -> None:
         partial = final.parent / f".{final.name}.partial"
         if partial.exists() and not self.keeps_partial_output:
             shutil.rmtree(partial)

@@ -90,6 +90,22 @@ def test_killed_run_resumes_without_duplicates_or_missing_rows(tmp_path):
     assert manifest["rows"]["bitext"] == len(bitext) and manifest["rejects"]["total"] == len(rejects)
 
 
+def test_two_runs_on_one_work_directory_build_the_output_once(tmp_path):
+    inputs = tmp_path / "big.train.gz"
+    write_big_czeng(inputs, 30_000)
+    # Two different commands that need the same stage (Luigi itself refuses an identical second
+    # command with exit status 10, already running).
+    commands = [luigi_command(tmp_path / "work", inputs), [*luigi_command(tmp_path / "work", inputs), "--log-level", "INFO"]]
+    runs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for command in commands]
+    outputs = [run.communicate(timeout=300)[0] for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], outputs
+    stage = tmp_path / "work" / "ingest"
+    [built] = [p for p in stage.iterdir() if p.name != "latest"]
+    assert read_manifest(built)["rows"]["bitext"] == len(pd.read_parquet(built / "bitext")) > 29_000
+    assert sum("another run is building" in output for output in outputs) == 1, outputs
+    assert sum("was built by another run meanwhile" in output for output in outputs) == 1
+
+
 @pytest.mark.slow
 def test_real_wmt21_and_tatoeba_ingest(luigi_workdir, shared_path):
     wmt = shared_path("csen", "wmt21")
