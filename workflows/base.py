@@ -3,7 +3,7 @@
 A stage writes into ``<workdir>/<stage>/.<fingerprint>.partial`` and renames it to
 ``<workdir>/<stage>/<fingerprint>`` only when complete, so a killed run leaves nothing that
 looks finished and a rerun resumes at the first incomplete stage. The fingerprint hashes the
-task's significant parameters, its input files (path, size, mtime) and its upstream stages'
+code version (package and schema versions), the task's significant parameters, its input files (path, size, mtime) and its upstream stages'
 fingerprints: change any of them and the stage is recomputed into a new directory, the old
 result stays. ``<workdir>/<stage>/latest`` points at the newest completed output. A lock per
 output (``<workdir>/.locks/``) makes a second run on the same work directory wait for the first
@@ -21,6 +21,7 @@ import shutil
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -28,12 +29,16 @@ import apache_beam as beam
 import luigi
 from luigi.task import flatten
 
+import schemas
 from corpus.errors import InputError
 from pipelines.options import pipeline_options
 from workflows.config import paranmt
 
 log = logging.getLogger("luigi-interface")
 MANIFEST = "_SUCCESS"
+# Part of every fingerprint: an output built by another release of the code, or with another
+# version of a dataset schema, is never reused (bump the package version when outputs change).
+CODE_VERSION = {"paranmt": version("paranmt"), "schemas": sorted(schemas.version_of(schema) for schema in schemas.ALL.values())}
 
 
 class _InputErrorsInOneLine(logging.Filter):
@@ -102,6 +107,7 @@ class StageTask(luigi.Task):
 
     def fingerprint(self) -> str:
         payload = {
+            "code": CODE_VERSION,
             "family": self.task_family,
             "params": self.to_str_params(only_significant=True),
             "inputs": [file_fingerprint(path) for path in self.input_files()],
@@ -155,6 +161,7 @@ class StageTask(luigi.Task):
             "stage": self.stage,
             "task_id": self.task_id,
             "fingerprint": final.name,
+            "code": CODE_VERSION,
             "parameters": self.to_str_params(only_significant=True),
             "input_files": [file_fingerprint(path) for path in self.input_files()],
             "upstream": {task.stage: str(task.output_dir) for task in flatten(self.requires()) if isinstance(task, StageTask)},

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import schemas
-from workflows import IngestBitext
+from workflows import IngestBitext, base
 from workflows.base import read_manifest
 
 
@@ -39,6 +39,16 @@ def test_changed_parameters_or_input_give_a_new_output_directory(luigi_workdir, 
     assert first.complete()
     (tmp_path / "x.en").write_text("Hello.\n")
     assert not IngestBitext(inputs=str(data)).complete()
+
+
+def test_outputs_of_another_code_or_schema_version_are_not_reused(luigi_workdir, monkeypatch):
+    task = IngestBitext()
+    assert luigi.build([task], local_scheduler=True, log_level="WARNING")
+    assert read_manifest(task.output_dir)["code"] == base.CODE_VERSION
+    monkeypatch.setattr(base, "CODE_VERSION", {**base.CODE_VERSION, "schemas": ["bitext/2"]})
+    assert not IngestBitext().complete()
+    monkeypatch.setattr(base, "CODE_VERSION", {**base.CODE_VERSION, "paranmt": "9.9"})
+    assert not IngestBitext().complete()
 
 
 def write_big_czeng(path: Path, pairs: int) -> None:
