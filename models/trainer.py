@@ -218,7 +218,10 @@ class Trainer:
         batch sentence, which halves the work, as in the authors' in-batch code)."""
         batch = len(rows)
         distinct, where = np.unique(np.concatenate([rows, rows + size, negatives[rows], negatives[rows + size]]), return_inverse=True)
-        g1, g2, t1, t2 = self.encoder(take(pool, distinct))[torch.from_numpy(where).to(self.device)].split(batch)
+        # index_select, not x[where]: the backward of advanced indexing accumulates repeated rows
+        # in a thread-dependent order on CPU (runs with 2+ threads differed); index_select's doesn't.
+        encoded = self.encoder(take(pool, distinct))
+        g1, g2, t1, t2 = torch.index_select(encoded, 0, torch.from_numpy(where).to(self.device)).split(batch)
         loss = margin_loss(g1, g2, t1, t2, self.config.margin)
         total = loss + regularization(self.encoder, self.anchors, self.config.lambda_c, self.config.lambda_w)
         self.optimizer.zero_grad(set_to_none=True)

@@ -97,6 +97,21 @@ def test_same_seed_same_losses_and_weights(tmp_path):
     assert other.losses != first.losses
 
 
+def test_two_threads_give_the_same_weights_every_run(tmp_path):
+    """Negatives repeat batch sentences; gathering them by advanced indexing made the backward
+    accumulate in a thread-dependent order (each 2-thread run gave another model)."""
+    torch.set_num_threads(2)
+
+    def train(directory):
+        config = TrainConfig(epochs=1, megabatch=4, checkpoint_every=10**9, device="cpu")
+        return Trainer(paraphrases(1200), directory, EncoderConfig(model="word_avg", tokens="words"), config).run().losses
+
+    runs = [train(tmp_path / str(run)) for run in range(3)]
+    assert runs[0] == runs[1] == runs[2]
+    for key, value in weights(tmp_path / "0").items():
+        assert torch.equal(value, weights(tmp_path / "1")[key]) and torch.equal(value, weights(tmp_path / "2")[key]), key
+
+
 class Crash(RuntimeError):
     pass
 
