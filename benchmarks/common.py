@@ -18,14 +18,16 @@ COUNTS = SHARED / "wordvec" / "enwiki_vocab_min200.txt"
 BUILD_REFPAIRS = SHARED.parent / "tools" / "build_refpairs.py"
 
 
-def write_reference_pairs(path: Path, limit: int = 0) -> int:
+def write_reference_pairs(path: Path, limit: int = 0, captions: bool = True) -> int:
     """The 250k real English paraphrase pairs of ../shared/tools/build_refpairs.py as a TSV at
-    ``path`` (the first ``limit`` when given); returns the number of pairs."""
+    ``path`` (sentence, sentence, source, is_caption), without the Flickr30k/COCO caption pairs
+    unless ``captions``, the first ``limit`` when given; returns the number of pairs."""
     subprocess.run([sys.executable, str(BUILD_REFPAIRS), str(path)], check=True, capture_output=True)
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    if limit:
-        lines = lines[:limit]
-        path.write_text("".join(lines), encoding="utf-8")
+    if not captions:
+        lines = [line for line in lines if line.rstrip("\n").rsplit("\t", 1)[1] == "0"]
+    lines = lines[:limit] if limit else lines
+    path.write_text("".join(lines), encoding="utf-8")
     return len(lines)
 
 

@@ -87,7 +87,7 @@ def scores(embed, curve: list[float] | None = None) -> dict:
     }
 
 
-def run_cell(cell: Cell, pairs_path: str, directory: str, epochs: int, limit: int) -> dict:
+def run_cell(cell: Cell, pairs_path: str, directory: str, epochs: int) -> dict:
     """Train one cell (in a worker process, one thread) and score its dev-selected model."""
     import torch
 
@@ -99,8 +99,6 @@ def run_cell(cell: Cell, pairs_path: str, directory: str, epochs: int, limit: in
 
     torch.set_num_threads(1)
     first, second = read_pairs(pairs_path)
-    if limit:
-        first, second = first[:limit], second[:limit]
     dev, stsb = load_sts2017(STS), load_stsb(STS, "dev")
     config = TrainConfig(epochs=epochs, checkpoint_every=10**9, device="cpu", **cell.train)
     trainer = Trainer((first, second), directory, EncoderConfig(model=cell.model), config)
@@ -126,6 +124,7 @@ def main() -> None:
     parser.add_argument("--models", default="", help=f"also train these models untrained / M = 1 / defaults (e.g. {','.join(OTHER_MODELS)})")
     parser.add_argument("--no-rules", action="store_true", help="skip the Word Avg negative-rule ablation")
     parser.add_argument("--only", default="", help="run only the cells whose label contains this text")
+    parser.add_argument("--no-captions", action="store_true", help="train without the Flickr30k/COCO caption pairs")
     args = parser.parse_args()
     if not (BUILD_REFPAIRS.exists() and STS.exists()):
         print(f"quality: skipped ({BUILD_REFPAIRS} or {STS} absent)")
@@ -134,9 +133,10 @@ def main() -> None:
     print(f"machine: {machine()}; {args.jobs} cells at once, 1 torch thread each; {args.epochs} epochs\n", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         pairs_path = Path(tmp) / "refpairs.tsv"
-        write_reference_pairs(pairs_path)
+        pairs = write_reference_pairs(pairs_path, args.pairs, captions=not args.no_captions)
+        print(f"{pairs:,} reference pairs{' without the caption pairs' if args.no_captions else ''}\n", flush=True)
         with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as pool:
-            futures = [pool.submit(run_cell, cell, str(pairs_path), str(Path(tmp) / f"cell{i}"), args.epochs, args.pairs) for i, cell in enumerate(cells)]
+            futures = [pool.submit(run_cell, cell, str(pairs_path), str(Path(tmp) / f"cell{i}"), args.epochs) for i, cell in enumerate(cells)]
             rows = [{"model": "SIF GloVe-4k +WR", "negatives": "no training (baseline)", **scores(sif_glove4k().encode), "pairs_per_s": None}]
             for cell, future in zip(cells, futures, strict=True):
                 rows.append(future.result())
