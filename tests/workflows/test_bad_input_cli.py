@@ -60,3 +60,12 @@ def test_a_missing_training_file_is_one_line_and_exits_non_zero(tmp_path):
 def test_success_exits_zero(tmp_path, czeng_gz):
     result = run_luigi(tmp_path / "work", "IngestBitext", "--inputs", str(czeng_gz))
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_many_rejects_are_announced_with_the_top_reasons(tmp_path):
+    good = [f"news-b1-00train-f00001-s{n}\t0.9\tVěta {n}.\tSentence {n}." for n in range(1, 9)]
+    path = tmp_path / "mixed.txt"
+    path.write_text("\n".join([*good, "only\ttwo", "news-x\t1_0\tA\tB"]) + "\n")
+    result = run_luigi(tmp_path / "work", "IngestBitext", "--inputs", str(path))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "2 of 10 lines rejected (20 %): bad_score 1, column_count 1" in result.stdout + result.stderr
