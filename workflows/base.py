@@ -142,9 +142,10 @@ class StageTask(luigi.Task):
         for path in self.input_files():
             check_input_file(path)
         final = self.output_dir
-        locks = final.parent.parent / ".locks"
+        locks = Path(paranmt().workdir) / ".locks"
         locks.mkdir(parents=True, exist_ok=True)
-        with exclusive_lock(locks / f"{self.stage}-{final.name}", f"{self.stage}: another run is building {final}; waiting for it"):
+        lock = locks / f"{self.stage.replace('/', '-')}-{final.name}"
+        with exclusive_lock(lock, f"{self.stage}: another run is building {final}; waiting for it"):
             if (final / MANIFEST).exists():
                 log.info("%s: %s was built by another run meanwhile", self.stage, final)
                 return

@@ -127,7 +127,7 @@ def test_ablation_and_model_table_train_on_given_pairs_without_a_corpus(luigi_wo
     assert scheduled(ablation) == {"MegabatchAblation", *on_file} - {"EvaluateBaselinesOnTrainData"}
     assert scheduled(table) == {"ModelTable", *on_file}
     build(ablation, table)
-    assert {path.name for path in luigi_workdir.iterdir()} == {"encoders", "reports", "baselines", "experiments"}
+    assert {path.name for path in luigi_workdir.iterdir()} == {"encoders", "reports", "baselines", "experiments", ".locks"}
     # The cells are plain EvaluateSTS runs on the file, shared with the same command given by hand.
     run = EvaluateSTS(train_data=tsv, model="word_avg", megabatch=2, **TINY)
     assert ablation.runs()["word_avg/2"].output_dir == table.runs()["word_avg"].output_dir == run.output_dir
