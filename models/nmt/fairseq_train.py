@@ -213,7 +213,8 @@ def run_tool(name: str, args: list[str], on_line: Callable[[str], None] | None =
 
     Raises with the last lines of its output when it fails.
     """
-    command = [sys.executable, "-c", f"from fairseq_cli.{name} import cli_main; cli_main()", *args]
+    entry = ["-m", "models.nmt.resumable_train"] if name == "train" else ["-c", f"from fairseq_cli.{name} import cli_main; cli_main()"]
+    command = [sys.executable, *entry, *args]
     tail: list[str] = []
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                           env=fairseq_env(threads)) as process:

@@ -2,8 +2,10 @@
 
 import numpy as np
 import pytest
-from nmt_fixtures import EPOCHS_FIRST, tiny_nmt_fixture, toy_pairs  # noqa: F401 - the tiny_nmt fixture
+import torch
+from nmt_fixtures import EPOCHS_FIRST, EPOCHS_TOTAL, tiny_nmt_fixture, toy_pairs  # noqa: F401 - the tiny_nmt fixture
 
+from models.nmt import fairseq_train
 from models.nmt.translate import DecodeOptions, load_translator, token_batches
 
 TIE = 2e-3  # score differences between the engines' float32 kernels stay well below this
@@ -21,6 +23,18 @@ def test_second_training_call_resumed_from_the_last_checkpoint(tiny_nmt):
     assert loaded and "checkpoint_last.pt" in loaded[0] and f"(epoch {EPOCHS_FIRST + 1} @" in loaded[0]
     resumed_epochs = [line for line in tiny_nmt.resumed_log if "| valid on" in line]
     assert f"epoch {EPOCHS_FIRST + 1:03d}" in resumed_epochs[0]
+
+
+@pytest.mark.slow  # one more 8-epoch training (~30 s); needs no shared data
+def test_a_resumed_training_ends_with_the_uninterrupted_weights(tiny_nmt):
+    """The fixture trained EPOCHS_FIRST epochs, then resumed to EPOCHS_TOTAL; fairseq alone
+    composed the resumed epochs' batches differently (models.nmt.resumable_train)."""
+    config = fairseq_train.TrainConfig(preset="tiny", max_epoch=EPOCHS_TOTAL, lr=3e-3, warmup_updates=30, save_interval_updates=0)
+    fairseq_train.train(tiny_nmt.root / "data-bin", tiny_nmt.root / "uninterrupted", config, True)
+    load = lambda path: torch.load(path, weights_only=False)["model"]  # noqa: E731
+    resumed, uninterrupted = load(tiny_nmt.root / "checkpoints" / "checkpoint_last.pt"), load(tiny_nmt.root / "uninterrupted" / "checkpoint_last.pt")
+    assert resumed.keys() == uninterrupted.keys()
+    assert all(torch.equal(resumed[name], uninterrupted[name]) for name in resumed)
 
 
 def test_model_learned_the_toy_language(tiny_nmt):
