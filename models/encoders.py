@@ -21,6 +21,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from corpus.errors import InputError
 from models.featurizers import PAD, Ragged
 
 Inputs = dict[str, Ragged]
@@ -139,7 +140,7 @@ class LSTMAverage(_Sequence):
     def __init__(self, feature: str, vocab: int, embed_dim: int, dim: int, dropout: float, bidirectional: bool):
         super().__init__(feature, vocab, embed_dim, dropout)
         if bidirectional and dim % 2:
-            raise ValueError(f"BiLSTM output size must be even (two directions), got {dim}")
+            raise InputError(f"BiLSTM output size must be even (two directions), got {dim}")
         hidden = dim // 2 if bidirectional else dim
         self.lstm = nn.LSTM(embed_dim, hidden, batch_first=True, bidirectional=bidirectional)
         self.out_dim = dim
@@ -204,7 +205,7 @@ class IdentityRNN(_Loop):
 
     def __init__(self, feature: str, vocab: int, embed_dim: int, dim: int, dropout: float):
         if dim != embed_dim:
-            raise ValueError(f"identity-RNN needs dim == embed_dim (identity init), got {dim} and {embed_dim}")
+            raise InputError(f"identity-RNN needs dim == embed_dim (identity init), got {dim} and {embed_dim}")
         super().__init__(feature, vocab, embed_dim, dim, dropout, gates=1)
         with torch.no_grad():
             self.input.weight.copy_(torch.eye(dim))
@@ -276,7 +277,7 @@ class Encoder(nn.Module):
             raise ValueError(f"combine must be 'add' or 'concat', got {combine!r}")
         dims = {c.out_dim for c in components}
         if combine == "add" and len(dims) > 1:
-            raise ValueError(f"adding components needs equal output sizes, got {sorted(dims)}")
+            raise InputError(f"adding components needs equal output sizes, got {sorted(dims)}")
         self.components = nn.ModuleList(components)
         self.combine = combine
         self.out_dim = dims.pop() if combine == "add" else sum(c.out_dim for c in components)

@@ -80,16 +80,17 @@ class TrainConfig:
     device: str = "auto"
 
     def validate(self) -> None:
+        """InputError (one line, before any work) for settings no run can have."""
         if self.negatives not in NEGATIVE_MODES:
-            raise ValueError(f"negatives must be one of {NEGATIVE_MODES}, got {self.negatives!r}")
+            raise InputError(f"negatives must be one of {NEGATIVE_MODES}, got {self.negatives!r}")
         if self.negative_side not in NEGATIVE_SIDES:
-            raise ValueError(f"negative_side must be one of {NEGATIVE_SIDES}, got {self.negative_side!r}")
+            raise InputError(f"negative_side must be one of {NEGATIVE_SIDES}, got {self.negative_side!r}")
         if self.batch_size < 1 or self.megabatch < 1 or self.epochs < 1:
-            raise ValueError("batch_size, megabatch and epochs must be at least 1")
+            raise InputError(f"batch size, megabatch and epochs must be at least 1, got {self.batch_size}, {self.megabatch}, {self.epochs}")
         if self.megabatch_anneal < 0:
-            raise ValueError(f"megabatch_anneal must be 0 or more, got {self.megabatch_anneal}")
+            raise InputError(f"megabatch_anneal must be 0 or more, got {self.megabatch_anneal}")
         if not 0.0 <= self.scramble <= 1.0:
-            raise ValueError(f"scramble is a probability, got {self.scramble}")
+            raise InputError(f"scramble is a probability, got {self.scramble}")
 
 
 @dataclass

@@ -56,6 +56,13 @@ def test_a_missing_training_file_is_one_line_and_exits_non_zero(tmp_path):
     assert_one_line_error(result, "pairs.tsv: no such file")
 
 
+def test_impossible_training_settings_are_one_line_and_exit_non_zero(tmp_path):
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("A dog runs.\tA dog is running.\nA cat sleeps.\tA cat is asleep.\n")
+    result = run_luigi(tmp_path / "work", "TrainEncoder", "--train-data", str(pairs), "--megabatch", "0")
+    assert_one_line_error(result, "megabatch and epochs must be at least 1, got 100, 0, 5")
+
+
 def test_success_exits_zero(tmp_path, czeng_gz):
     result = run_luigi(tmp_path / "work", "IngestBitext", "--inputs", str(czeng_gz))
     assert result.returncode == 0, result.stdout + result.stderr
