@@ -130,17 +130,18 @@ class StageTask(luigi.Task):
         """Write the stage's output into ``partial_dir``; return counts for the manifest."""
         raise NotImplementedError
 
-    def check_parameters(self) -> None:
-        """Raise InputError for impossible parameter values, before any work (a stage's hook)."""
+    def check_inputs(self) -> None:
+        """Raise InputError, before any work, for an input file that is missing or not a file;
+        stages with parameters or inputs of their own to check override it."""
+        for path in self.input_files():
+            check_input_file(path)
 
     def on_failure(self, exception: BaseException) -> str:
         """The scheduler's explanation: one line for the user's mistakes, a traceback for bugs."""
         return str(exception) if isinstance(exception, InputError) else super().on_failure(exception)
 
     def run(self):
-        self.check_parameters()
-        for path in self.input_files():
-            check_input_file(path)
+        self.check_inputs()
         final = self.output_dir
         locks = Path(paranmt().workdir) / ".locks"
         locks.mkdir(parents=True, exist_ok=True)

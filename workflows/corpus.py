@@ -33,7 +33,6 @@ from models.encoder_io import WEIGHTS
 from pipelines import io
 from pipelines.batches import BATCH_ROWS, Source
 from pipelines.deciles import DEFAULT_SAMPLE, SCORER_KEYS, build_assign, decile_ranks, find_cuts
-from pipelines.ingest import expand_inputs
 from pipelines.release import build_release_import
 from pipelines.score import build_score, export_encoder_vectors, sha256_of
 from pipelines.select import select_top_half, select_training_set
@@ -61,7 +60,7 @@ class ImportParaphrases(ReadsRawFiles):
 
     def build(self, partial_dir: Path) -> dict:
         pairs_dir, rejects_dir = str(partial_dir / "pairs"), str(partial_dir / "rejects")
-        units = expand_inputs(self.resolved_inputs())
+        units = self.units
         self.progress(f"importing {len(units)} release file(s) into {self.num_shards} shards")
         self.run_pipeline(lambda p: build_release_import(p, units, pairs_dir, rejects_dir, self.num_shards, self.max_line_bytes))
         io.ensure_nonempty(pairs_dir, schemas.PAIRS)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cached_property
 from importlib import resources
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import luigi
 
 import schemas
 from corpus.errors import InputError
-from corpus.readers import DEFAULT_MAX_LINE_BYTES
+from corpus.readers import DEFAULT_MAX_LINE_BYTES, InputUnit
 from pipelines import io
 from pipelines.ingest import build_ingest, expand_inputs
 from workflows.base import StageTask, log
@@ -34,10 +35,17 @@ class ReadsRawFiles(StageTask):
         """The input specification (corpus.readers.parse_input_spec)."""
         raise NotImplementedError
 
-    def check_parameters(self) -> None:
+    @cached_property
+    def units(self) -> list[InputUnit]:
+        """The inputs, resolved and checked (pipelines.ingest.expand_inputs) once per task: the
+        fingerprint, computed many times per run, would otherwise reopen every file each time."""
+        return expand_inputs(self.resolved_inputs())
+
+    def check_inputs(self) -> None:
         for name in ("num_shards", "max_line_bytes"):
             if getattr(self, name) < 1:
                 raise InputError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}")
+        _ = self.units  # InputError naming the file when an input is unusable
 
     def count_rejects(self, rows: int, rejects_dir: Path) -> dict:
         """The manifest's reject counts. No usable line is an InputError; more than
@@ -53,9 +61,9 @@ class ReadsRawFiles(StageTask):
 
     def input_files(self) -> list[str]:
         try:
-            units = expand_inputs(self.resolved_inputs())
+            units = self.units
         except InputError:
-            return []  # run() reports it, in one line, before any work
+            return []  # check_inputs reports it, in one line, before any work
         return [path for unit in units for path in (unit.path, unit.partner) if path]
 
 
@@ -77,7 +85,7 @@ class IngestBitext(ReadsRawFiles):
         return (root or self.output_dir) / "bitext"
 
     def build(self, partial_dir: Path) -> dict:
-        units = expand_inputs(self.resolved_inputs())
+        units = self.units
         bitext_dir, rejects_dir = self.bitext_dir(partial_dir), partial_dir / "rejects"
         self.progress(f"ingesting {len(units)} input file(s) into {self.num_shards} shards")
         self.run_pipeline(lambda p: build_ingest(p, units, str(bitext_dir), str(rejects_dir), self.num_shards, self.max_line_bytes))

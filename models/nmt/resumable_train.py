@@ -5,11 +5,13 @@ numpy seeded by ``--seed`` plus the epoch in which the batch iterator is created
 run from scratch (the iterator is then reused), the resume epoch in a resumed run. A resumed
 run therefore trained on differently composed batches, and its model and translations differed
 (34 of 400 demo translations matched). Here the permutation is always drawn as in epoch 1, so a
-run killed and resumed, at an epoch boundary or inside an epoch, ends with the uninterrupted
-run's weights; everything else (dropout seeded per update, the per-epoch batch shuffle, optimizer
-and scheduler state) fairseq already restores.
+resumed run ends with the uninterrupted run's weights (tested for a resume at an epoch boundary;
+inside an epoch fairseq also restores its position in the same batches). Everything else
+(dropout seeded per update, the per-epoch batch shuffle, optimizer and scheduler state) fairseq
+already restores.
 """
 
+import argparse
 import sys
 
 from fairseq.data import LanguagePairDataset, data_utils
@@ -17,11 +19,14 @@ from fairseq_cli.train import cli_main
 
 
 def _seed(argv: list[str]) -> int:
-    return int(argv[argv.index("--seed") + 1]) if "--seed" in argv else 1
+    """fairseq's ``--seed`` (``--seed N`` or ``--seed=N``; its default is 1)."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--seed", type=int, default=1)
+    return parser.parse_known_args(argv)[0].seed
 
 
 def main() -> None:
-    first_epoch_seed = _seed(sys.argv) + 1
+    first_epoch_seed = _seed(sys.argv[1:]) + 1
     ordered_indices = LanguagePairDataset.ordered_indices
 
     def ordered_as_in_the_first_epoch(dataset):
