@@ -35,10 +35,10 @@ class Ragged:
 
     @classmethod
     def from_rows(cls, rows: Sequence[Sequence[int]]) -> Ragged:
-        lengths = np.fromiter((len(row) for row in rows), dtype=np.int64, count=len(rows))
+        lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
         offsets = np.zeros(len(rows) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
-        values = np.fromiter((i for row in rows for i in row), dtype=np.int64, count=int(offsets[-1]))
+        values = np.fromiter(chain.from_iterable(rows), dtype=np.int64, count=int(offsets[-1]))
         return cls(values, offsets)
 
     def __len__(self) -> int:
