@@ -20,7 +20,7 @@ import logging
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 import numpy as np
@@ -101,6 +101,27 @@ class TrainResult:
     dev_scores: list[tuple[int, float]] = field(default_factory=list)  # (step, score), whole run
     best_score: float | None = None
     resumed_from: int | None = None  # step of the checkpoint this call started from
+
+
+@dataclass
+class RunState:
+    """Where a run is: the position a checkpoint resumes from, and the dev history."""
+
+    epoch: int = 0  # epochs finished
+    pool: int = 0  # pools of the current epoch finished
+    done: int = 0  # mini-batches of the current pool trained
+    step: int = 0  # updates in total
+    best: float | None = None  # best dev score so far
+    dev: list[tuple[int, float]] = field(default_factory=list)  # (step, score)
+    evaluated_at: int = -1  # step of the last dev evaluation
+
+    def next_pool(self, pools_in_epoch: int) -> bool:
+        """Move past the finished pool; True when that ended the epoch."""
+        self.pool, self.done = self.pool + 1, 0
+        if self.pool < pools_in_epoch:
+            return False
+        self.epoch, self.pool = self.epoch + 1, 0
+        return True
 
 
 def read_pairs(path: str | Path, columns: Sequence[str] = ("reference", "translation")) -> tuple[list[str], list[str]]:
@@ -188,6 +209,7 @@ class Trainer:
         # The fused kernel is ~9x faster than the default on CPU (dense updates of big embedding tables).
         fused = self.device.type in ("cpu", "cuda")
         self.optimizer = torch.optim.Adam(self.encoder.parameters(), lr=self.config.lr, fused=fused)
+        self._planned: tuple[int, list[list[np.ndarray]]] = (-1, [])  # (epoch, its pools)
 
     def _setup(self, requested: EncoderConfig, sentences: list[str], vectors) -> tuple[EncoderConfig, encoder_io.Featurizers, Inputs]:
         """Fit featurizers and save them with the config, or reuse those of an interrupted run."""
@@ -232,28 +254,28 @@ class Trainer:
 
     # -- checkpoints --------------------------------------------------------------------------
 
-    def _save_checkpoint(self, position: dict) -> None:
-        state = {
+    def _save_checkpoint(self, state: RunState) -> None:
+        saved = {
             "encoder": self.encoder.state_dict(),
             "optimizer": self.optimizer.state_dict(),
             "torch_rng": torch.get_rng_state(),
             "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
-            **position,
+            **asdict(state),
         }
-        encoder_io.write_atomically(self.output_dir / CHECKPOINT, lambda p: torch.save(state, p))
+        encoder_io.write_atomically(self.output_dir / CHECKPOINT, lambda p: torch.save(saved, p))
 
-    def _load_checkpoint(self) -> dict | None:
+    def _load_checkpoint(self) -> RunState | None:
         path = self.output_dir / CHECKPOINT
         if not path.exists():
             return None
-        state = torch.load(path, map_location=self.device, weights_only=False)
-        self.encoder.load_state_dict(state.pop("encoder"))
-        self.optimizer.load_state_dict(state.pop("optimizer"))
-        torch.set_rng_state(state.pop("torch_rng").cpu())
-        cuda_rng = state.pop("cuda_rng")
+        saved = torch.load(path, map_location=self.device, weights_only=False)
+        self.encoder.load_state_dict(saved.pop("encoder"))
+        self.optimizer.load_state_dict(saved.pop("optimizer"))
+        torch.set_rng_state(saved.pop("torch_rng").cpu())
+        cuda_rng = saved.pop("cuda_rng")
         if cuda_rng is not None and torch.cuda.is_available():
             torch.cuda.set_rng_state_all(cuda_rng)
-        return state
+        return RunState(**{f.name: saved[f.name] for f in fields(RunState)})
 
     def sentence_encoder(self) -> SentenceEncoder:
         return SentenceEncoder(self.encoder_config, self.featurizers, self.encoder)
@@ -269,83 +291,98 @@ class Trainer:
         """Train (or resume) to the end; ``dev(embed) -> score`` (higher is better, e.g. STS
         2017 Pearson × 100) picks the saved ``model.pt``; without it the last weights are kept.
         ``on_step(step, loss)`` is called after every update, ``progress(message, percent)``
-        after every pool."""
+        after every pool.
+
+        The method, pool by pool: plan the epoch's mini-batches and group them into pools;
+        for each pool choose the negatives, then take one update per mini-batch; at the end
+        of an epoch (or every ``eval_every`` updates) score the dev set, keeping the best
+        weights; checkpoint at those points and every ``checkpoint_every`` updates."""
         c = self.config
-        position = self._load_checkpoint() or {"epoch": 0, "pool": 0, "done": 0, "step": 0, "best": None, "dev": [], "evaluated_at": -1}
-        result = TrainResult(self.output_dir, position["step"], dev_scores=[tuple(d) for d in position["dev"]], best_score=position["best"])
-        result.resumed_from = position["step"] or None
-        total = c.epochs * len(plan_epoch(self.pairs, c.batch_size, c.seed, 0))
-        total = min(total, c.max_steps) if c.max_steps else total
+        state = self._load_checkpoint() or RunState()
+        result = TrainResult(self.output_dir, state.step, dev_scores=list(state.dev), best_score=state.best, resumed_from=state.step or None)
+        batches_per_epoch = len(plan_epoch(self.pairs, c.batch_size, c.seed, 0))
+        total = min(c.epochs * batches_per_epoch, c.max_steps or c.epochs * batches_per_epoch)
         self._clock = (time.time(), 0)  # (start, pairs trained in this call)
-        self._bar = tqdm(total=total, initial=position["step"], desc=f"train {self.encoder_config.model}", unit="step", mininterval=1.0, disable=None)
-        plan: tuple[int, list[list[np.ndarray]]] = (-1, [])
-
-        def evaluate() -> None:
-            if dev is None or position["evaluated_at"] == position["step"]:
-                return
-            position["evaluated_at"] = position["step"]
-            score = float(dev(self.sentence_encoder().encode))
-            position["dev"].append((position["step"], score))
-            result.dev_scores.append((position["step"], score))
-            log.info("step %d: dev score %.2f", position["step"], score)
-            if position["best"] is None or score > position["best"]:
-                position["best"] = result.best_score = score
-                encoder_io.save_weights(self.output_dir, self.encoder)
-
-        def checkpoint() -> None:
-            self._save_checkpoint(position)
-            if dev is None:  # no dev set: the model is the latest weights
-                encoder_io.save_weights(self.output_dir, self.encoder)
-
-        while position["epoch"] < c.epochs and not (c.max_steps and position["step"] >= c.max_steps):
-            if plan[0] != position["epoch"]:
-                batches = plan_epoch(self.pairs, c.batch_size, c.seed, position["epoch"])
-                plan = (position["epoch"], plan_pools(batches, c.megabatch, c.megabatch_anneal, position["epoch"] * len(batches)))
-            pools = plan[1]
-            before = position["step"]
-            self._train_pool(pools[position["pool"]], position, result, on_step)
-            if position["done"] < len(pools[position["pool"]]):
+        self._bar = tqdm(total=total, initial=state.step, desc=f"train {self.encoder_config.model}", unit="step", mininterval=1.0, disable=None)
+        while state.epoch < c.epochs and not self._step_limit_reached(state):
+            pools = self._epoch_pools(state.epoch)
+            before = state.step
+            self._train_pool(pools[state.pool], state, result, on_step)
+            if state.done < len(pools[state.pool]):
                 break  # max_steps reached inside the pool
-            position["pool"], position["done"] = position["pool"] + 1, 0
-            epoch_end = position["pool"] == len(pools)
-            if epoch_end:
-                position["epoch"], position["pool"] = position["epoch"] + 1, 0
-            crossed = lambda every: every > 0 and position["step"] // every > before // every  # noqa: E731, B023
+            trained_epoch = state.epoch
+            epoch_end = state.next_pool(len(pools))
+            crossed = lambda every: every > 0 and state.step // every > before // every  # noqa: E731, B023
             if epoch_end or crossed(c.eval_every):
-                evaluate()
+                self._evaluate(state, result, dev)
             if epoch_end or crossed(c.eval_every) or crossed(c.checkpoint_every):
-                checkpoint()
+                self._checkpoint(state, dev)
             if progress:
-                progress(f"epoch {min(position['epoch'] + 1, c.epochs)}/{c.epochs}, step {position['step']}", 100.0 * position["step"] / max(total, 1))
+                progress(f"epoch {trained_epoch + 1}/{c.epochs}, step {state.step}{self._dev_note(result)}", 100.0 * state.step / max(total, 1))
         self._bar.close()
-        evaluate()
-        checkpoint()
-        result.steps = position["step"]
+        self._evaluate(state, result, dev)
+        self._checkpoint(state, dev)
+        result.steps = state.step
         self._write_summary(result)
         return result
 
-    def _train_pool(self, members: list[np.ndarray], position: dict, result: TrainResult, on_step) -> None:
+    def _step_limit_reached(self, state: RunState) -> bool:
+        return bool(self.config.max_steps) and state.step >= self.config.max_steps
+
+    def _epoch_pools(self, epoch: int) -> list[list[np.ndarray]]:
+        """The epoch's pools of mini-batches (planned once per epoch)."""
+        if self._planned[0] != epoch:
+            c = self.config
+            batches = plan_epoch(self.pairs, c.batch_size, c.seed, epoch)
+            self._planned = (epoch, plan_pools(batches, c.megabatch, c.megabatch_anneal, epoch * len(batches)))
+        return self._planned[1]
+
+    def _train_pool(self, members: list[np.ndarray], state: RunState, result: TrainResult, on_step) -> None:
         """Choose the pool's negatives, then update on its remaining mini-batches."""
         c = self.config
-        rng = np.random.default_rng([c.seed, position["epoch"], position["pool"]])
+        rng = np.random.default_rng([c.seed, state.epoch, state.pool])
         pool = self._pool(members, rng)
         size = sum(len(b) for b in members)
         negatives = choose_negatives(
             embed_inputs(self.encoder, pool, 4 * c.batch_size), c.negatives, rng, c.negative_side, c.below_partner
         )
         starts = np.cumsum([0] + [len(b) for b in members])
-        for index in range(position["done"], len(members)):
-            if c.max_steps and position["step"] >= c.max_steps:
+        for index in range(state.done, len(members)):
+            if self._step_limit_reached(state):
                 return
             loss = self._update(pool, negatives, np.arange(starts[index], starts[index + 1]), size)
-            position["step"], position["done"] = position["step"] + 1, index + 1
+            state.step, state.done = state.step + 1, index + 1
             result.losses.append(loss)
             if on_step:
-                on_step(position["step"], loss)
+                on_step(state.step, loss)
             start, seen = self._clock
             self._clock = (start, seen + len(members[index]))
             self._bar.update(1)
             self._bar.set_postfix(loss=f"{loss:.4f}", pairs_s=f"{self._clock[1] / max(time.time() - start, 1e-9):.0f}", refresh=False)
+
+    def _evaluate(self, state: RunState, result: TrainResult, dev: DevScore | None) -> None:
+        """Score the dev set once per step reached; keep the weights when they are the best."""
+        if dev is None or state.evaluated_at == state.step:
+            return
+        state.evaluated_at = state.step
+        score = float(dev(self.sentence_encoder().encode))
+        state.dev.append((state.step, score))
+        result.dev_scores.append((state.step, score))
+        log.info("step %d: dev score %.2f", state.step, score)
+        if state.best is None or score > state.best:
+            state.best = result.best_score = score
+            encoder_io.save_weights(self.output_dir, self.encoder)
+
+    def _checkpoint(self, state: RunState, dev: DevScore | None) -> None:
+        self._save_checkpoint(state)
+        if dev is None:  # no dev set: the model is the latest weights
+            encoder_io.save_weights(self.output_dir, self.encoder)
+
+    @staticmethod
+    def _dev_note(result: TrainResult) -> str:
+        if not result.dev_scores:
+            return ""
+        return f", dev {result.dev_scores[-1][1]:.2f} (best {result.best_score:.2f})"
 
     def _write_summary(self, result: TrainResult) -> None:
         start, pairs_seen = self._clock
