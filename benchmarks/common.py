@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+
 # Real data (read-only): $PARANMT_SHARED_DATA or ../shared/data beside the repository.
 SHARED = Path(os.environ.get("PARANMT_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
 STS = SHARED / "sts"
@@ -21,12 +23,15 @@ BUILD_REFPAIRS = SHARED.parent / "tools" / "build_refpairs.py"
 def write_reference_pairs(path: Path, limit: int = 0, captions: bool = True) -> int:
     """The 250k real English paraphrase pairs of ../shared/tools/build_refpairs.py as a TSV at
     ``path`` (sentence, sentence, source, is_caption), without the Flickr30k/COCO caption pairs
-    unless ``captions``, the first ``limit`` when given; returns the number of pairs."""
+    unless ``captions``, a seeded sample of ``limit`` (file order kept) when given: the file is
+    grouped by source, so its first lines would be one source only; returns the number of pairs."""
     subprocess.run([sys.executable, str(BUILD_REFPAIRS), str(path)], check=True, capture_output=True)
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     if not captions:
         lines = [line for line in lines if line.rstrip("\n").rsplit("\t", 1)[1] == "0"]
-    lines = lines[:limit] if limit else lines
+    if limit and limit < len(lines):
+        keep = np.sort(np.random.default_rng(0).choice(len(lines), size=limit, replace=False))
+        lines = [lines[i] for i in keep]
     path.write_text("".join(lines), encoding="utf-8")
     return len(lines)
 

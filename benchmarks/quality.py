@@ -120,7 +120,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--jobs", type=int, default=2, help="cells trained at once (one torch thread each)")
-    parser.add_argument("--pairs", type=int, default=0, help="use only the first N reference pairs (0: all 250k)")
+    parser.add_argument("--pairs", type=int, default=0, help="use a seeded sample of N reference pairs (0: all 250k)")
     parser.add_argument("--models", default="", help=f"also train these models untrained / M = 1 / defaults (e.g. {','.join(OTHER_MODELS)})")
     parser.add_argument("--no-rules", action="store_true", help="skip the Word Avg negative-rule ablation")
     parser.add_argument("--only", default="", help="run only the cells whose label contains this text")
