@@ -22,6 +22,7 @@ from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from corpus.errors import InputError
+from corpus.settings import setting
 from models.featurizers import PAD, Ragged
 
 Inputs = dict[str, Ragged]
@@ -31,26 +32,21 @@ Inputs = dict[str, Ragged]
 class EncoderConfig:
     """Architecture and featurization; saved as ``config.json`` beside the weights."""
 
-    model: str = "word_avg"
-    # Output size of models with compositional weights (LSTM, BiLSTM (both directions
-    # together), projection, DAN, RNNs); averaging models output their embedding size.
-    dim: int = 300
-    # Word/piece/trigram embedding size; 0: the pretrained vectors' size when given, else 300.
-    embed_dim: int = 0
-    # Token featurizer: "pieces" (sentencepiece; the quality benchmark's choice) or "words" (Moses,
-    # needed to initialise from word vectors).
-    tokens: str = "pieces"
-    combine: str = "concat"  # mixed models: "add" (dim) or "concat" (k × dim)
-    dropout: float = 0.0
+    model: str = setting("word_avg", "Encoder architecture.", choices=lambda: sorted(MODELS))
+    dim: int = setting(300, "Output size of LSTM/BiLSTM (both directions)/projection/DAN/RNN models; averaging models output their embedding size.")
+    embed_dim: int = setting(0, "Embedding size; 0: the word vectors' size, else 300.")
+    tokens: str = setting("pieces", "Token features: sentencepiece pieces, or Moses words (needed with --word-vectors).", choices=("pieces", "words"))
+    combine: str = setting("concat", "Mixed models: concatenate or add the outputs.", choices=("concat", "add"))
+    dropout: float = setting(0.0, "Dropout on token embeddings (averaging models: on the mean).")
     dan_layers: int = 2
     activation: str = "tanh"  # DAN and RNN nonlinearity: "tanh" or "relu"
     cnn_widths: tuple[int, ...] = (1, 2, 3)
     cnn_maps: int = 100
-    min_count: int = 1  # vocabulary: words/trigrams seen fewer times map to UNK
-    max_vocab: int = 0  # 0: no limit
+    min_count: int = setting(1, "Words seen fewer times in training become UNK.")
+    max_vocab: int = setting(0, "Most frequent training words kept (0: all).")
     trigram_min_count: int = 1
     max_trigrams: int = 0
-    spm_vocab_size: int = 20_000
+    spm_vocab_size: int = setting(20_000, "Sentencepiece pieces (upper bound).")
 
     @classmethod
     def from_dict(cls, values: dict) -> EncoderConfig:

@@ -28,6 +28,7 @@ import torch
 from tqdm import tqdm
 
 from corpus.errors import InputError
+from corpus.settings import setting
 from corpus.wordvec import load_vectors
 from models import encoder_io
 from models.encode import SentenceEncoder, default_device, embed_inputs
@@ -59,25 +60,25 @@ DevScore = Callable[[Embed], float]
 class TrainConfig:
     """Optimisation settings; defaults are the paper's (section 6.2)."""
 
-    batch_size: int = 100
-    margin: float = 0.4
-    lr: float = 0.001
-    epochs: int = 5
-    megabatch: int = 40
-    megabatch_anneal: int = 0  # M grows by 1 every this many updates, from 1 up to megabatch (0: M from the start)
-    negatives: str = "max"  # max | mix | rand
+    batch_size: int = setting(100, "Pairs per update.")
+    margin: float = setting(0.4, "Margin δ of the hinge loss.")
+    lr: float = setting(0.001, "Adam learning rate.")
+    epochs: int = setting(5, "Passes over the training pairs.")
+    megabatch: int = setting(40, "Mini-batches pooled to choose negatives (M; 1: in-batch).")
+    megabatch_anneal: int = setting(0, "M grows by 1 every N updates, from 1 up to --megabatch (0: M from the start).")
+    negatives: str = setting("max", "Negative selection.", choices=NEGATIVE_MODES)
     # Negatives (models.losses.hardest_negatives): semi-hard, from the partner's side; the paper
     # searched both sides without the semi-hard rule, which collapses on real pairs (README).
-    negative_side: str = "partner"  # partner | both
-    below_partner: bool = True
-    scramble: float = 0.3  # recurrent models only
-    lambda_c: float = 0.0
-    lambda_w: float = 0.0
-    seed: int = 1
-    max_steps: int = 0  # 0: run all epochs
-    eval_every: int = 0  # dev evaluation every N updates (0: at the end of each epoch only)
-    checkpoint_every: int = 1000  # updates between resumable checkpoints (also at each evaluation)
-    device: str = "auto"
+    negative_side: str = setting("partner", "Negative candidates: only the partner's side, or any pool sentence (the paper).", choices=NEGATIVE_SIDES)
+    below_partner: bool = setting(True, "Semi-hard: only negatives less similar to the anchor than its partner (false: the paper's hardest).")
+    scramble: float = setting(0.3, "Probability a pair's word order is shuffled (recurrent models).")
+    lambda_c: float = setting(0.0, "L2 weight on compositional parameters.")
+    lambda_w: float = setting(0.0, "L2 weight pulling word embeddings to their initial values.")
+    seed: int = setting(1, "Random seed (data order, initialisation, negatives).")
+    max_steps: int = setting(0, "Stop after this many updates (0: all epochs).")
+    eval_every: int = setting(0, "Dev evaluation every N updates (0: each epoch end).")
+    checkpoint_every: int = setting(1000, "Updates between resumable checkpoints (also at each evaluation).", significant=False)
+    device: str = setting("auto", "auto (cuda when available), cpu, cuda, cuda:1 …", significant=False)
 
     def validate(self) -> None:
         """InputError (one line, before any work) for settings no run can have."""

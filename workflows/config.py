@@ -1,6 +1,15 @@
-"""Settings shared by every stage; set them in luigi.cfg under [paranmt] or on the command line."""
+"""Settings shared by every stage (set them in luigi.cfg under [paranmt] or on the command line),
+and the Luigi parameters derived from the core packages' config dataclasses."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import Field
+from typing import Any
 
 import luigi
+
+from corpus.settings import choices_of, settings_of
 
 
 class paranmt(luigi.Config):  # noqa: N801 - the luigi.cfg section name
@@ -8,3 +17,36 @@ class paranmt(luigi.Config):  # noqa: N801 - the luigi.cfg section name
     runner = luigi.Parameter(default="DirectRunner", description="Beam runner: DirectRunner, PortableRunner, FlinkRunner, SparkRunner, DataflowRunner.")
     direct_num_workers = luigi.IntParameter(default=0, description="DirectRunner worker processes (0 = one per core, 1 = in process).")
     beam_args = luigi.Parameter(default="", description="Extra Beam pipeline options passed through verbatim, e.g. '--flink_master=host:8081'.")
+
+
+_PARAMETER_TYPES = {"int": luigi.IntParameter, "float": luigi.FloatParameter, "str": luigi.Parameter}
+
+
+def _parameter(setting_field: Field) -> luigi.Parameter:
+    """The Luigi parameter of one :func:`corpus.settings.setting` field."""
+    common = {"default": setting_field.default, "description": setting_field.metadata["help"], "significant": setting_field.metadata["significant"]}
+    if choices := choices_of(setting_field):
+        return luigi.ChoiceParameter(choices=choices, **common)
+    if setting_field.type == "bool":
+        return luigi.BoolParameter(parsing=luigi.BoolParameter.EXPLICIT_PARSING, **common)
+    return _PARAMETER_TYPES[setting_field.type](**common)
+
+
+def with_settings(*config_types: type) -> Callable[[type], type]:
+    """Class decorator: every setting of each config dataclass becomes a Luigi parameter of the
+    task, with the dataclass's default and help text (one declaration per setting)."""
+
+    def add(task_type: type) -> type:
+        for config_type in config_types:
+            for setting_field in settings_of(config_type):
+                parameter = _parameter(setting_field)
+                parameter.__set_name__(task_type, setting_field.name)  # what a class body does
+                setattr(task_type, setting_field.name, parameter)
+        return task_type
+
+    return add
+
+
+def config_from(task: luigi.Task, config_type: type, **values: Any) -> Any:
+    """``config_type`` filled from the task's parameters of the same names (plus ``values``)."""
+    return config_type(**{f.name: getattr(task, f.name) for f in settings_of(config_type)}, **values)

@@ -17,10 +17,10 @@ from pathlib import Path
 import luigi
 from luigi.util import inherits
 
-from models.encoders import MODELS, EncoderConfig
-from models.losses import NEGATIVE_MODES, NEGATIVE_SIDES
+from models.encoders import EncoderConfig
 from models.trainer import TrainConfig
 from workflows.base import StageTask
+from workflows.config import config_from, with_settings
 
 log = logging.getLogger("luigi-interface")
 
@@ -43,17 +43,16 @@ def sts_files() -> list[str]:
     return sorted(str(p) for p in root.rglob("*") if p.is_file()) if root.is_dir() else []
 
 
-# Defaults are the models' own (one declaration each): the paper's values, except the negatives.
-ENCODER, TRAIN = EncoderConfig(), TrainConfig()
-
-
+@with_settings(EncoderConfig, TrainConfig)
 class TrainEncoder(StageTask):
     """Train a paraphrastic sentence encoder (ParaNMT section 4; paper defaults).
 
     The output directory is a model directory (config.json, features/, model.pt, training.json)
     for ``models.encode.load_encoder`` and ``paranmt-encode``. The STS 2017 track-5 set (from
     [sts] dir) picks the best checkpoint; without it training still runs, with a warning, and
-    keeps the last weights. An interrupted run resumes from its checkpoint.
+    keeps the last weights. An interrupted run resumes from its checkpoint. The architecture and
+    training settings are the fields of ``EncoderConfig`` and ``TrainConfig`` (their defaults: the
+    paper's values, except the negatives).
     """
 
     stage = "encoders"
@@ -61,33 +60,7 @@ class TrainEncoder(StageTask):
 
     train_data = luigi.Parameter(default="", description="Parquet pairs/corpus dataset directory, or a TSV file of sentence pairs.")
     columns = luigi.Parameter(default="reference,translation", description="The two Parquet columns that form a pair.")
-    model = luigi.ChoiceParameter(choices=sorted(MODELS), default=ENCODER.model, description="Encoder architecture.")
-    dim = luigi.IntParameter(default=ENCODER.dim, description="Output size of LSTM/BiLSTM (both directions)/projection/DAN/RNN models.")
-    embed_dim = luigi.IntParameter(default=ENCODER.embed_dim, description="Embedding size; 0: the word vectors' size, else 300.")
-    tokens = luigi.ChoiceParameter(choices=["pieces", "words"], default=ENCODER.tokens, description="Token features: sentencepiece pieces, or Moses words (needed with --word-vectors).")
-    combine = luigi.ChoiceParameter(choices=["concat", "add"], default=ENCODER.combine, description="Mixed models: concatenate or add the outputs.")
-    min_count = luigi.IntParameter(default=ENCODER.min_count, description="Words seen fewer times in training become UNK.")
-    max_vocab = luigi.IntParameter(default=ENCODER.max_vocab, description="Most frequent training words kept (0: all).")
-    spm_vocab_size = luigi.IntParameter(default=ENCODER.spm_vocab_size, description="Sentencepiece pieces (upper bound).")
-    dropout = luigi.FloatParameter(default=ENCODER.dropout, description="Dropout on token embeddings (averaging models: on the mean).")
-    batch_size = luigi.IntParameter(default=TRAIN.batch_size, description="Pairs per update.")
-    margin = luigi.FloatParameter(default=TRAIN.margin, description="Margin δ of the hinge loss.")
-    lr = luigi.FloatParameter(default=TRAIN.lr, description="Adam learning rate.")
-    epochs = luigi.IntParameter(default=TRAIN.epochs, description="Passes over the training pairs.")
-    megabatch = luigi.IntParameter(default=TRAIN.megabatch, description="Mini-batches pooled to choose negatives (M; 1: in-batch).")
-    megabatch_anneal = luigi.IntParameter(default=TRAIN.megabatch_anneal, description="M grows by 1 every N updates, from 1 up to --megabatch (0: M from the start).")
-    negatives = luigi.ChoiceParameter(choices=NEGATIVE_MODES, default=TRAIN.negatives, description="Negative selection.")
-    negative_side = luigi.ChoiceParameter(choices=NEGATIVE_SIDES, default=TRAIN.negative_side, description="Negative candidates: only the partner's side, or any pool sentence (the paper).")
-    below_partner = luigi.BoolParameter(default=TRAIN.below_partner, parsing=luigi.BoolParameter.EXPLICIT_PARSING, description="Semi-hard: only negatives less similar to the anchor than its partner (false: the paper's hardest).")
-    scramble = luigi.FloatParameter(default=TRAIN.scramble, description="Probability a pair's word order is shuffled (recurrent models).")
-    lambda_c = luigi.FloatParameter(default=TRAIN.lambda_c, description="L2 weight on compositional parameters.")
-    lambda_w = luigi.FloatParameter(default=TRAIN.lambda_w, description="L2 weight pulling word embeddings to their initial values.")
     word_vectors = luigi.Parameter(default="", description="word2vec/GloVe text file to initialise word embeddings (empty: random).")
-    seed = luigi.IntParameter(default=TRAIN.seed, description="Random seed (data order, initialisation, negatives).")
-    max_steps = luigi.IntParameter(default=TRAIN.max_steps, description="Stop after this many updates (0: all epochs).")
-    eval_every = luigi.IntParameter(default=TRAIN.eval_every, description="Dev evaluation every N updates (0: each epoch end).")
-    checkpoint_every = luigi.IntParameter(default=TRAIN.checkpoint_every, significant=False, description="Updates between resumable checkpoints.")
-    device = luigi.Parameter(default=TRAIN.device, significant=False, description="auto (cuda when available), cpu, cuda, cuda:1 …")
 
     @property
     def resources(self) -> dict[str, int]:
@@ -127,20 +100,9 @@ class TrainEncoder(StageTask):
         return lambda embed: dev_score(embed, dataset)
 
     def build(self, partial_dir: Path) -> dict:
-        from models.encoders import EncoderConfig
-        from models.trainer import CHECKPOINT, TrainConfig, train_encoder
+        from models.trainer import CHECKPOINT, train_encoder
 
-        encoder = EncoderConfig(
-            model=self.model, dim=self.dim, embed_dim=self.embed_dim, tokens=self.tokens, combine=self.combine,
-            dropout=self.dropout, min_count=self.min_count, max_vocab=self.max_vocab, spm_vocab_size=self.spm_vocab_size,
-        )
-        config = TrainConfig(
-            batch_size=self.batch_size, margin=self.margin, lr=self.lr, epochs=self.epochs, megabatch=self.megabatch,
-            megabatch_anneal=self.megabatch_anneal, negatives=self.negatives, negative_side=self.negative_side,
-            below_partner=self.below_partner, scramble=self.scramble, lambda_c=self.lambda_c, lambda_w=self.lambda_w,
-            seed=self.seed, max_steps=self.max_steps, eval_every=self.eval_every,
-            checkpoint_every=self.checkpoint_every, device=self.device,
-        )
+        encoder, config = config_from(self, EncoderConfig), config_from(self, TrainConfig)
         dev = self.dev_evaluator()
         self.progress(f"training {self.model} on {self.training_data()}")
         result = train_encoder(
