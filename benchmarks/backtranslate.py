@@ -163,13 +163,15 @@ def measure(args) -> None:
 
 
 def main() -> None:
+    from models.nmt.translate import DecodeOptions
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", type=Path, help="folder with nmt.json (ConvertTranslator output)")
     parser.add_argument("--workdir", type=Path, default=Path("work"))
     parser.add_argument("--source", type=Path, help="Czech sentences, one a line (default: newstest2021 or the demo)")
     parser.add_argument("--sentences", type=int, default=1000)
-    parser.add_argument("--beam", type=int, default=12)
-    parser.add_argument("--batch-tokens", type=int, default=4096)
+    parser.add_argument("--beam", type=int, default=DecodeOptions.beam_size)
+    parser.add_argument("--batch-tokens", type=int, default=DecodeOptions.batch_tokens)
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     parser.add_argument("--threads", type=int, default=0, help="CPU threads of the in-process engines (0 = all cores)")
     parser.add_argument("--workers", type=int, default=0, help="DirectRunner processes for the Beam row (0 = one per core)")

@@ -21,11 +21,12 @@ from pipelines.backtranslate import (
     remove_temporaries,
 )
 from workflows.base import StageTask
-from workflows.config import paranmt
+from workflows.config import config_from, paranmt, with_settings
 from workflows.ingest import IngestBitext
 from workflows.nmt import ConvertTranslator, UsesGpu, model_task
 
 
+@with_settings(DecodeOptions)
 class BackTranslate(UsesGpu, StageTask):
     """Translate every bitext shard with beam search (RunInference) into the ``pairs`` dataset.
 
@@ -39,11 +40,6 @@ class BackTranslate(UsesGpu, StageTask):
     inputs = IngestBitext.inputs
     translator = ConvertTranslator.translator
     engine = luigi.ChoiceParameter(default="ctranslate2", choices=ENGINES, description="ctranslate2 (fast, default) or fairseq (its own generator).")
-    beam_size = luigi.IntParameter(default=12, description="Beam size (the paper: 12); the best hypothesis is kept.")
-    max_source_tokens = luigi.IntParameter(default=0, description="Sources with more sentencepiece pieces are truncated and flagged (0: the model's limit).")
-    max_len_a = luigi.FloatParameter(default=1.5, description="Hypotheses have at most a × source length + b pieces.")
-    max_len_b = luigi.IntParameter(default=10, description="See max_len_a.")
-    batch_tokens = luigi.IntParameter(default=4096, description="Token budget of one decoder batch (sentences × longest source).")
     chunk_rows = luigi.IntParameter(default=4096, description="Sentences per inference element, sorted by length inside.")
     device = luigi.ChoiceParameter(default="auto", choices=["auto", "cpu", "cuda"], description="auto: the GPU when there is one.")
     compute_type = luigi.Parameter(default="auto", description="CTranslate2 compute type: auto (float16 on GPU, the stored type on CPU), int8, float32, …")
@@ -66,7 +62,7 @@ class BackTranslate(UsesGpu, StageTask):
             remove_temporaries(directory)
         model = NmtModel.load(self.requires()["model"].output_dir)
         device = resolve_device(self.engine, self.device)
-        options = DecodeOptions(self.beam_size, self.max_source_tokens, self.max_len_a, self.max_len_b, self.batch_tokens)
+        options = config_from(self, DecodeOptions)
         spec = TranslatorSpec(model, self.engine, device, self.compute_type, self._threads(device), options)
         pending = pending_shards(bitext_dir, pairs_dir)
         total = io.dataset_rows(bitext_dir)

@@ -32,13 +32,16 @@ def _parameter(setting_field: Field) -> luigi.Parameter:
     return _PARAMETER_TYPES[setting_field.type](**common)
 
 
-def with_settings(*config_types: type) -> Callable[[type], type]:
-    """Class decorator: every setting of each config dataclass becomes a Luigi parameter of the
-    task, with the dataclass's default and help text (one declaration per setting)."""
+def with_settings(*config_types: type, only: tuple[str, ...] = ()) -> Callable[[type], type]:
+    """Class decorator: every setting of each config dataclass (or the ``only`` ones) becomes a
+    Luigi parameter of the task, with the dataclass's default and help text (one declaration
+    per setting)."""
 
     def add(task_type: type) -> type:
         for config_type in config_types:
             for setting_field in settings_of(config_type):
+                if only and setting_field.name not in only:
+                    continue
                 parameter = _parameter(setting_field)
                 parameter.__set_name__(task_type, setting_field.name)  # what a class body does
                 setattr(task_type, setting_field.name, parameter)
@@ -48,5 +51,7 @@ def with_settings(*config_types: type) -> Callable[[type], type]:
 
 
 def config_from(task: luigi.Task, config_type: type, **values: Any) -> Any:
-    """``config_type`` filled from the task's parameters of the same names (plus ``values``)."""
-    return config_type(**{f.name: getattr(task, f.name) for f in settings_of(config_type)}, **values)
+    """``config_type`` filled from the task's parameters of the same names (plus ``values``);
+    settings the task does not expose keep their defaults."""
+    given = {f.name: getattr(task, f.name) for f in settings_of(config_type) if hasattr(task, f.name)}
+    return config_type(**given, **values)

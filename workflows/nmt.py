@@ -18,6 +18,7 @@ from models.nmt import convert, evaluate, fairseq_train, spm
 from models.nmt.translate import ENGINES, DecodeOptions, NmtModel, load_translator, resolve_device
 from pipelines import io
 from workflows.base import StageTask
+from workflows.config import config_from, with_settings
 from workflows.ingest import IngestBitext
 
 SHARED_DATA = Path(os.environ.get("PARANMT_SHARED_DATA", "../shared/data"))
@@ -71,6 +72,7 @@ class TrainSentencePiece(StageTask):
         return {"vocab_size": sizes}
 
 
+@with_settings(fairseq_train.TrainConfig)
 class TrainTranslator(UsesGpu, StageTask):
     """Binarize the bitext and train a cs→en Transformer with fairseq (or take a given checkpoint).
 
@@ -82,15 +84,6 @@ class TrainTranslator(UsesGpu, StageTask):
     keeps_partial_output = True
 
     inputs = IngestBitext.inputs
-    preset = luigi.ChoiceParameter(default="base", choices=sorted(fairseq_train.PRESETS), description="Model and optimizer preset: tiny (demo, CPU), small (~100k pairs), base, big.")
-    max_epoch = luigi.IntParameter(default=0, description="Stop after this many epochs (0: the preset's).")
-    max_update = luigi.IntParameter(default=0, description="Stop after this many updates (0: no limit).")
-    max_tokens = luigi.IntParameter(default=0, description="Tokens per batch (0: the preset's).")
-    lr = luigi.FloatParameter(default=0.0, description="Peak learning rate (0: the preset's).")
-    warmup_updates = luigi.IntParameter(default=0, description="Warm-up updates (0: the preset's).")
-    dropout = luigi.FloatParameter(default=-1.0, description="Dropout (negative: the preset's).")
-    patience = luigi.IntParameter(default=10, description="Stop when validation loss has not improved for this many validations.")
-    seed = luigi.IntParameter(default=1, description="Training seed.")
     valid_size = luigi.IntParameter(default=3000, description="About this many pairs (by id hash) are held out for validation.")
     device = luigi.ChoiceParameter(default="auto", choices=["auto", "cpu", "cuda"], description="Train on the GPU (with fp16) when there is one, else the CPU.")
     fairseq_args = luigi.Parameter(default="", description="Extra fairseq-train arguments, e.g. '--update-freq 4'.")
@@ -116,11 +109,7 @@ class TrainTranslator(UsesGpu, StageTask):
         if self.checkpoint:
             return self._use_given(partial_dir)
         device = resolve_device("fairseq", self.device)
-        config = fairseq_train.TrainConfig(
-            self.preset, self.max_epoch, self.max_update, self.max_tokens, self.lr, self.warmup_updates,
-            self.dropout, self.seed, self.patience, fp16=device == "cuda", cpu=device == "cpu",
-            extra_args=self.fairseq_args,
-        )
+        config = config_from(self, fairseq_train.TrainConfig, fp16=device == "cuda", cpu=device == "cpu", extra_args=self.fairseq_args)
         spm_task = self.requires()["spm"]
         spm_paths = {lang: path.resolve() for lang, path in spm_task.model_paths().items()}
         data_dir, counts = self._binarized(partial_dir, spm_paths, config.max_positions)
@@ -199,6 +188,7 @@ def model_task(inputs: str, engine: str, translator) -> StageTask:
     return TrainTranslator(inputs=inputs, **translator)
 
 
+@with_settings(DecodeOptions, only=("beam_size",))
 class EvaluateTranslator(UsesGpu, StageTask):
     """BLEU and chrF (sacrebleu) of the model on newstest2021 cs→en, next to a real system's output."""
 
@@ -210,7 +200,6 @@ class EvaluateTranslator(UsesGpu, StageTask):
     source = luigi.Parameter(default=str(WMT21 / "newstest2021.cs-en.src.cs"), description="Czech test sentences, one a line.")
     reference = luigi.Parameter(default=str(WMT21 / "newstest2021.cs-en.ref.A.en"), description="English reference, line-aligned.")
     baseline = luigi.Parameter(default=str(WMT21 / "newstest2021.cs-en.hyp.CUNI-Transformer2018.en"), description="A system output to compare with ('' for none).")
-    beam_size = luigi.IntParameter(default=12, description="Beam size.")
     device = luigi.ChoiceParameter(default="auto", choices=["auto", "cpu", "cuda"], description="auto: the GPU when there is one.")
 
     def requires(self):
@@ -222,7 +211,7 @@ class EvaluateTranslator(UsesGpu, StageTask):
     def build(self, partial_dir: Path) -> dict:
         sources, references = evaluate.read_lines(self.source), evaluate.read_lines(self.reference)
         translator = load_translator(NmtModel.load(self.requires().output_dir), self.engine,
-                                     DecodeOptions(beam_size=self.beam_size), self.device)
+                                     config_from(self, DecodeOptions), self.device)
         self.progress(f"translating {len(sources)} sentences")
         hypotheses = [h.text if h else "" for h in translator.translate_many(sources)]
         (partial_dir / "hypotheses.en").write_text("\n".join(hypotheses) + "\n", encoding="utf-8")

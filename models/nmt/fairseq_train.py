@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from corpus.ids import id_hashes
+from corpus.settings import setting
 from models.nmt.spm import Codec
 
 SOURCE_LANG, TARGET_LANG = "cs", "en"
@@ -78,15 +79,15 @@ def fairseq_env(threads: int = 0) -> dict[str, str]:
 class TrainConfig:
     """What ``fairseq-train`` is told; zero / empty values take the preset's."""
 
-    preset: str = "base"
-    max_epoch: int = 0
-    max_update: int = 0
-    max_tokens: int = 0
-    lr: float = 0.0
-    warmup_updates: int = 0
-    dropout: float = -1.0
-    seed: int = 1
-    patience: int = 10
+    preset: str = setting("base", "Model and optimizer preset: tiny (demo, CPU), small (~100k pairs), base, big.", choices=lambda: sorted(PRESETS))
+    max_epoch: int = setting(0, "Stop after this many epochs (0: the preset's).")
+    max_update: int = setting(0, "Stop after this many updates (0: no limit).")
+    max_tokens: int = setting(0, "Tokens per batch (0: the preset's).")
+    lr: float = setting(0.0, "Peak learning rate (0: the preset's).")
+    warmup_updates: int = setting(0, "Warm-up updates (0: the preset's).")
+    dropout: float = setting(-1.0, "Dropout (negative: the preset's).")
+    seed: int = setting(1, "Training seed.")
+    patience: int = setting(10, "Stop when validation loss has not improved for this many validations.")
     save_interval_updates: int = 2000
     fp16: bool = False
     cpu: bool = True

@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
+from corpus.settings import setting
 from models.nmt.spm import Codec
 
 EOS = "</s>"
@@ -95,11 +96,11 @@ class Hypothesis:
 class DecodeOptions:
     """Decoding settings; the defaults are the paper's beam 12 and a generous length limit."""
 
-    beam_size: int = 12
-    max_source_tokens: int = 0
-    max_len_a: float = 1.5
-    max_len_b: int = 10
-    batch_tokens: int = 4096
+    beam_size: int = setting(12, "Beam size (the paper: 12); the best hypothesis is kept.")
+    max_source_tokens: int = setting(0, "Sources with more sentencepiece pieces are truncated and flagged (0: the model's limit).")
+    max_len_a: float = setting(1.5, "Hypotheses have at most a × source length + b pieces.")
+    max_len_b: int = setting(10, "See max_len_a.")
+    batch_tokens: int = setting(4096, "Token budget of one decoder batch (sentences × longest source).")
 
 
 def token_batches(lengths: list[int], budget: int) -> Iterator[slice]:
