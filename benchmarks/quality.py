@@ -72,9 +72,9 @@ def grid(models: list[str], rules: bool) -> list[Cell]:
 
 
 def scores(embed, curve: list[float] | None = None) -> dict:
-    """Pearson × 100 of ``embed`` on every STS set present (models.baselines.sts_suite): the
+    """Pearson × 100 of ``embed`` on every STS set present (corpus.sts.sts_suite): the
     2012–2016 mean, STS-B dev and STS 2017, by name."""
-    from models.baselines import sts_suite
+    from corpus.sts import sts_suite
     from models.evaluation import evaluate
 
     report = evaluate(embed, sts_suite(STS)[0])

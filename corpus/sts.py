@@ -206,3 +206,33 @@ def load_sick(root: str | Path, split: str) -> StsDataset:
         [row[score] for row in rows],
         str(path),
     )
+
+
+# Beside the required 2012–2016 test sets: the dev set, STS-B and SICK where present.
+OPTIONAL_STS = ((load_sts2017, ()), (load_stsb, ("test",)), (load_stsb, ("dev",)), (load_sick, ("test",)), (load_sick, ("trial",)))
+
+
+def sts_suite(root: str | Path) -> tuple[list[StsDataset], list[str]]:
+    """Every STS set an evaluation reports: the 2012–2016 test sets (MissingStsFiles names every
+    absent one) and the optional sets that are present; also the paths of the absent optional
+    files (reports say why a column is empty)."""
+    datasets, absent = load_sts_tests(root), []
+    for loader, args in OPTIONAL_STS:
+        try:
+            datasets.append(loader(root, *args))
+        except MissingStsFiles as missing:
+            absent += [str(path) for path in missing.missing]
+    return datasets, absent
+
+
+def require_training_sts(root: str | Path) -> None:
+    """MissingStsFiles naming every absent file of the sets a training run needs: the 2012–2016
+    test sets and the STS 2017 dev set (checked before hours of training, not after)."""
+    missing: list[Path] = []
+    for load in (load_sts_tests, load_sts2017):
+        try:
+            load(root)
+        except MissingStsFiles as absent:
+            missing += absent.missing
+    if missing:
+        raise MissingStsFiles(dict.fromkeys(missing))  # every absent file, once

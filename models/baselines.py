@@ -15,34 +15,10 @@ from pathlib import Path
 
 import numpy as np
 
-from corpus.sts import (
-    MissingStsFiles,
-    StsDataset,
-    load_sick,
-    load_sts2017,
-    load_sts_tests,
-    load_stsb,
-)
 from corpus.wordvec import load_vectors, load_word_counts
 from models.sif import SIFEmbedder
 
 Embed = Callable[[list[str]], np.ndarray]
-
-# Beside the required 2012–2016 test sets: the dev set, STS-B and SICK where present.
-OPTIONAL_STS = ((load_sts2017, ()), (load_stsb, ("test",)), (load_stsb, ("dev",)), (load_sick, ("test",)), (load_sick, ("trial",)))
-
-
-def sts_suite(root: str | Path) -> tuple[list[StsDataset], list[str]]:
-    """The 2012–2016 test sets (MissingStsFiles names every absent one) and the optional sets
-    that are present; also the paths of the absent optional files."""
-    datasets, absent = load_sts_tests(root), []
-    for loader, args in OPTIONAL_STS:
-        try:
-            datasets.append(loader(root, *args))
-        except MissingStsFiles as missing:
-            absent += [str(path) for path in missing.missing]
-    return datasets, absent
-
 
 def vector_baselines(vectors_path: str | Path, counts_path: str | Path | None, reference: list[str]) -> dict[str, tuple[Embed, int]]:
     """``{name: (embed, dim)}``: the averaged vectors, and SIF when a count file is given (its

@@ -134,18 +134,11 @@ class EvaluateSTS(StageTask):
         return sts_files()
 
     def build(self, partial_dir: Path) -> dict:
-        from corpus.sts import MissingStsFiles, load_sick, load_sts2017, load_sts_tests, load_stsb
+        from corpus.sts import sts_suite
         from models.encode import load_encoder
         from models.evaluation import evaluate, markdown_table
 
-        root = sts_root()
-        datasets = load_sts_tests(root)  # raises MissingStsFiles naming every absent file
-        absent = []
-        for loader, args in ((load_sts2017, ()), (load_stsb, ("test",)), (load_stsb, ("dev",)), (load_sick, ("test",)), (load_sick, ("trial",))):
-            try:
-                datasets.append(loader(root, *args))
-            except MissingStsFiles as missing:
-                absent += [str(path) for path in missing.missing]
+        datasets, absent = sts_suite(sts_root())  # MissingStsFiles names every absent test file
         encoder_dir = self.requires().output_dir
         self.progress(f"evaluating {encoder_dir} on {len(datasets)} STS datasets")
         report = evaluate(load_encoder(encoder_dir, None if self.device == "auto" else self.device).encode, datasets, {"model": self.model, "encoder": str(encoder_dir), "absent": absent})

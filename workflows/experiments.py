@@ -66,16 +66,9 @@ class Experiment(StageTask):
     def check_sts(self) -> None:
         """Fail before any training when the STS folder lacks the test or development sets."""
         if not getattr(self, "_sts_checked", False):
-            from corpus.sts import MissingStsFiles, load_sts2017, load_sts_tests
+            from corpus.sts import require_training_sts
 
-            missing = []
-            for load in (load_sts_tests, load_sts2017):
-                try:
-                    load(sts_root())
-                except MissingStsFiles as absent:
-                    missing += absent.missing
-            if missing:
-                raise MissingStsFiles(dict.fromkeys(missing))  # every absent file, once
+            require_training_sts(sts_root())
             self._sts_checked = True
 
     def links(self) -> dict[str, str]:
@@ -207,7 +200,8 @@ class VectorBaselines(StageTask):
         return [self.vectors, *([self.word_counts] if self.word_counts else []), *sts_files()]
 
     def build(self, partial_dir: Path) -> dict:
-        from models.baselines import reference_sample, sts_suite, vector_baselines
+        from corpus.sts import sts_suite
+        from models.baselines import reference_sample, vector_baselines
         from models.evaluation import evaluate
         from models.trainer import read_pairs
 

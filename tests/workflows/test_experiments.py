@@ -13,8 +13,7 @@ import torch._dynamo  # noqa: F401 - Adam imports it: once here, not in every fo
 from test_corpus_flow import WORDS, pairs_dir, vectors  # noqa: F401 - fixtures
 from test_encoders_flow import fill_sts, sts_dir, write_pairs_tsv  # noqa: F401 - sts_dir is a fixture
 
-from corpus.sts import MissingStsFiles
-from models.baselines import sts_suite
+from corpus.sts import MissingStsFiles, sts_suite
 from models.reports import DEV
 from workflows.base import MANIFEST, read_manifest
 from workflows.encoders import EvaluateSTS
@@ -184,7 +183,7 @@ def test_experiments_fail_before_training_without_sts_files(luigi_workdir, pairs
     assert not luigi_workdir.exists()
 
 
-def test_the_baselines_sts_suite_requires_the_test_years_and_lists_absent_optional_sets(tmp_path):
+def test_the_sts_suite_requires_the_test_years_and_lists_absent_optional_sets(tmp_path):
     with pytest.raises(MissingStsFiles):
         sts_suite(tmp_path)
     fill_sts(tmp_path)
