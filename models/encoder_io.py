@@ -14,12 +14,12 @@ under a temporary name and renamed, so a reader never sees a half-written model.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import torch
 
+from corpus.files import write_atomically
 from models.encoders import Encoder, EncoderConfig, Inputs, build_encoder, feature_kind
 from models.featurizers import FEATURIZERS, PieceFeaturizer
 
@@ -58,14 +58,6 @@ def build_encoder_features(config: EncoderConfig) -> set[str]:
 
 def sizes_of(featurizers: Featurizers) -> dict[str, int]:
     return {feature: len(featurizer) for feature, featurizer in featurizers.items()}
-
-
-def write_atomically(path: Path, write) -> None:
-    """``write(tmp_path)`` then rename onto ``path``: a reader never sees a partial file."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    write(tmp)
-    os.replace(tmp, path)
 
 
 def save_setup(directory: Path, config: EncoderConfig, featurizers: Featurizers) -> None:

@@ -28,6 +28,7 @@ import torch
 from tqdm import tqdm
 
 from corpus.errors import InputError
+from corpus.files import write_atomically
 from corpus.settings import setting
 from corpus.wordvec import load_vectors
 from models import encoder_io
@@ -263,7 +264,7 @@ class Trainer:
             "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
             **asdict(state),
         }
-        encoder_io.write_atomically(self.output_dir / CHECKPOINT, lambda p: torch.save(saved, p))
+        write_atomically(self.output_dir / CHECKPOINT, lambda p: torch.save(saved, p))
 
     def _load_checkpoint(self) -> RunState | None:
         path = self.output_dir / CHECKPOINT
@@ -401,7 +402,7 @@ class Trainer:
             "encoder": self.encoder_config.to_dict(),
         }
         text = json.dumps(summary, indent=2, sort_keys=True) + "\n"
-        encoder_io.write_atomically(self.output_dir / SUMMARY, lambda p: p.write_text(text))
+        write_atomically(self.output_dir / SUMMARY, lambda p: p.write_text(text))
 
 
 def train_encoder(

@@ -31,6 +31,7 @@ from luigi.task import flatten
 
 import schemas
 from corpus.errors import InputError
+from corpus.files import write_atomically
 from pipelines.options import pipeline_options
 from workflows.config import paranmt
 
@@ -176,11 +177,7 @@ class StageTask(luigi.Task):
         log.info("%s complete: %s", self.stage, final)
 
     def _point_latest_at(self, final: Path) -> None:
-        link = final.parent / "latest"
-        tmp_link = final.parent / f".latest.{os.getpid()}"
-        tmp_link.unlink(missing_ok=True)
-        tmp_link.symlink_to(final.name)
-        os.replace(tmp_link, link)
+        write_atomically(final.parent / "latest", lambda link: link.symlink_to(final.name))
 
     def progress(self, message: str, percent: float | None = None) -> None:
         """Report progress in the log and in Luigi's status message / progress bar."""

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import luigi
 
+from corpus.files import write_atomically
 from models.nmt import convert, evaluate, fairseq_train, spm
 from models.nmt.translate import ENGINES, DecodeOptions, NmtModel, load_translator, resolve_device
 from pipelines import io
@@ -138,10 +139,8 @@ class TrainTranslator(UsesGpu, StageTask):
                 dicts[lang] = partial_dir / f"dict.{lang}.txt"
                 dicts[lang].write_text("\n".join(spm.fairseq_dictionary(path)) + "\n")
             self.progress("binarizing with fairseq-preprocess")
-            staging = partial_dir / "data-bin.tmp"
-            fairseq_train.binarize(text_dir, dicts["cs"], dicts["en"], staging, workers=os.cpu_count() or 1)
             counts_file.write_text(json.dumps(counts))
-            staging.rename(data_dir)
+            write_atomically(data_dir, lambda staging: fairseq_train.binarize(text_dir, dicts["cs"], dicts["en"], staging, workers=os.cpu_count() or 1))
         return data_dir, json.loads(counts_file.read_text())
 
     def _on_fairseq_line(self, line: str) -> None:
