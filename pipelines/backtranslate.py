@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import apache_beam as beam
@@ -35,7 +37,7 @@ from apache_beam.ml.inference.base import (
 
 import schemas
 from models.nmt.translate import DecodeOptions, NmtModel, Translator, load_translator
-from pipelines.io import dataset_files, part_path
+from pipelines.io import dataset_files, dataset_rows, part_path
 
 STAGE = "backtranslate"
 log = logging.getLogger(__name__)
@@ -197,3 +199,30 @@ def remove_temporaries(dataset_dir: str) -> None:
     stale = [meta.path for match in FileSystems.match([pattern]) for meta in match.metadata_list]
     if stale:
         FileSystems.delete(stale)
+
+
+@contextmanager
+def progress_while_running(pairs_dir: str, total: int, already: int, report: Callable[[str, float], None], every: float = 10.0) -> Iterator[None]:
+    """While the body (the pipeline) runs, ``report(message, percent)`` every ``every`` seconds:
+    sentences in finished shards of ``pairs_dir`` out of ``total``, and the rate since entry
+    (``already``: rows finished by an earlier, interrupted run)."""
+    stop, started = threading.Event(), time.time()
+
+    def poll() -> None:
+        while not stop.wait(every):
+            done = dataset_rows(pairs_dir)
+            rate = (done - already) / (time.time() - started)
+            report(f"{done}/{total} sentences translated ({rate:.1f} sentences/s)", 100 * done / max(total, 1))
+
+    thread = threading.Thread(target=poll, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+def truncated_rows(pairs_dir: str) -> int:
+    """Pairs whose source was cut to the model's length limit."""
+    return int(sum(pq.read_table(path, columns=["truncated"]).column(0).to_numpy().sum() for path in dataset_files(pairs_dir)))

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import os
-import threading
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 import luigi
-import pyarrow.parquet as pq
 
 import schemas
 from models.nmt.translate import ENGINES, DecodeOptions, NmtModel, resolve_device
@@ -18,7 +15,9 @@ from pipelines.backtranslate import (
     TranslatorSpec,
     build_backtranslate,
     pending_shards,
+    progress_while_running,
     remove_temporaries,
+    truncated_rows,
 )
 from workflows.base import StageTask
 from workflows.config import config_from, paranmt, with_settings
@@ -70,43 +69,24 @@ class BackTranslate(UsesGpu, StageTask):
         self.progress(f"{len(pending)} shard(s) to translate with {self.engine} on {device}, beam {self.beam_size}")
         started = time.time()
         if pending:
-            with self._reporting(pairs_dir, total, already, started):
+            with progress_while_running(pairs_dir, total, already, self.progress):
                 self.run_pipeline(lambda p: build_backtranslate(p, pending, pairs_dir, rejects_dir, spec, self.chunk_rows, self.share_model))
         seconds = time.time() - started
         io.ensure_nonempty(pairs_dir, schemas.PAIRS)
         io.ensure_nonempty(rejects_dir, schemas.REJECTS)
         rows, rejects = io.dataset_rows(pairs_dir), io.rejects_by_reason(rejects_dir)
         translated = rows + sum(rejects.values()) - already
-        truncated = sum(pq.read_table(path, columns=["truncated"]).column(0).to_numpy().sum() for path in io.dataset_files(pairs_dir))
+        truncated = truncated_rows(pairs_dir)
         rate = translated / seconds if seconds else 0.0
-        self.progress(f"{rows} pairs ({translated} translated now, {rate:.1f} sentences/s), {int(truncated)} truncated", 100)
+        self.progress(f"{rows} pairs ({translated} translated now, {rate:.1f} sentences/s), {truncated} truncated", 100)
         return {
             "schema": {"pairs": schemas.version_of(schemas.PAIRS), "rejects": schemas.version_of(schemas.REJECTS)},
             "engine": self.engine,
             "device": device,
             "compute_type": self.compute_type,
             "model_fingerprint": model.fingerprint(self.engine),
-            "rows": {"pairs": rows, "truncated": int(truncated)},
+            "rows": {"pairs": rows, "truncated": truncated},
             "rejects": {"total": sum(rejects.values()), "by_reason": rejects},
             "translated_this_run": translated,
             "sentences_per_second": round(rate, 2),
         }
-
-    @contextmanager
-    def _reporting(self, pairs_dir: str, total: int, already: int, started: float, every: float = 10.0):
-        """Report finished sentences and sentences/s while the pipeline runs (finished shards are counted)."""
-        stop = threading.Event()
-
-        def report():
-            while not stop.wait(every):
-                done = io.dataset_rows(pairs_dir)
-                rate = (done - already) / (time.time() - started)
-                self.progress(f"{done}/{total} sentences translated ({rate:.1f} sentences/s)", 100 * done / max(total, 1))
-
-        thread = threading.Thread(target=report, daemon=True)
-        thread.start()
-        try:
-            yield
-        finally:
-            stop.set()
-            thread.join()

@@ -1,5 +1,7 @@
 """The BackTranslate Beam pipeline: one pairs row per input, the source rules, shard-level resume."""
 
+import time
+
 import apache_beam as beam
 import pandas as pd
 import pyarrow as pa
@@ -88,3 +90,17 @@ def test_model_shared_across_processes_gives_the_same_rows(bitext_dir, tmp_path,
     own, _ = run(bitext_dir, tmp_path / "own", tiny_nmt.model)
     shared, _ = run(bitext_dir, tmp_path / "shared", tiny_nmt.model, share_model=True)
     pd.testing.assert_frame_equal(pd.read_parquet(shared), pd.read_parquet(own))
+
+
+def test_progress_while_running_counts_finished_shards_and_stops_with_the_body(tmp_path):
+    from pipelines.backtranslate import progress_while_running
+
+    pairs_dir, reports = str(tmp_path / "pairs"), []
+    table = pa.table({"x": list(range(30))})
+    with progress_while_running(pairs_dir, 100, 0, lambda message, percent: reports.append((message, percent)), every=0.05):
+        io.write_part(table, table.schema, pairs_dir, 0)
+        time.sleep(0.3)
+    after = len(reports)
+    time.sleep(0.2)
+    assert reports and reports[-1][0].startswith("30/100 sentences translated") and reports[-1][1] == 30
+    assert len(reports) == after  # no report once the body has finished
