@@ -47,14 +47,15 @@ def machine() -> str:
 
 
 def markdown_table(headers: list[str], rows: list[list]) -> str:
+    """corpus.tables.markdown_table with numbers to 3 significant digits (thousands grouped)."""
+    from corpus.tables import markdown_table as table
+
     def cell(value) -> str:
         if isinstance(value, float):
             return f"{value:,.3g}" if abs(value) < 100 else f"{value:,.0f}"
         return str(value)
 
-    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
-    return "\n".join(lines)
+    return table(headers, [[cell(v) for v in row] for row in rows]).rstrip("\n")
 
 
 def measure_in_subprocess(module: str, *args: str) -> dict:

@@ -143,8 +143,7 @@ def quality(directory: Path, epochs: int) -> tuple[str, str]:
     trained on caption paraphrases with M = 1 and M = 40."""
     from corpus.sts import load_sts2017, load_sts_tests
     from models.encoders import EncoderConfig
-    from models.evaluation import dev_score, evaluate
-    from models.evaluation import markdown_table as sts_table
+    from models.evaluation import dev_score, evaluate, sts_table
     from models.trainer import TrainConfig, Trainer
 
     tests, dev = load_sts_tests(STS), load_sts2017(STS)

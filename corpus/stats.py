@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pyarrow as pa
 
+from corpus.tables import markdown_table
 from corpus.tokenbatch import encode_joined
 
 
@@ -84,19 +85,18 @@ def _cell(stat: dict | float | None) -> str:
     return f"{stat:.2f}"
 
 
-def table2_markdown(stats: Mapping[str, dict]) -> str:
-    """Domains as columns, statistics as rows, standard deviations in parentheses (as Table 2)."""
+def table2_rows(stats: Mapping[str, dict]) -> tuple[list[str], list[list[str]]]:
+    """(header, rows) of Table 2: domains as columns, statistics as rows, standard deviations in
+    parentheses."""
     domains = list(stats)
-    rows = [("Avg. Length", "length"), ("Avg. IDF", "idf"), ("Vocab. Ent.", "vocabulary_entropy"), ("PP Score", "pp_sim")]
-    lines = ["| Statistic | " + " | ".join(domains) + " |", "|---" * (len(domains) + 1) + "|"]
-    for label, key in rows:
-        lines.append(f"| {label} | " + " | ".join(_cell(stats[d].get(key)) for d in domains) + " |")
-    lines.append("| Num Ex. (sampled) | " + " | ".join(f"{stats[d]['sentences']:,}" for d in domains) + " |")
-    return "\n".join(lines) + "\n"
+    rows = [[label, *(_cell(stats[d].get(key)) for d in domains)] for label, key in
+            (("Avg. Length", "length"), ("Avg. IDF", "idf"), ("Vocab. Ent.", "vocabulary_entropy"), ("PP Score", "pp_sim"))]
+    rows.append(["Num Ex. (sampled)", *(f"{stats[d]['sentences']:,}" for d in domains)])
+    return ["Statistic", *domains], rows
 
 
-def _escape(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+def table2_markdown(stats: Mapping[str, dict]) -> str:
+    return markdown_table(*table2_rows(stats))
 
 
 def _model_line(model: Mapping) -> str:
@@ -105,17 +105,14 @@ def _model_line(model: Mapping) -> str:
 
 def summary_markdown(summary: Mapping) -> str:
     """The corpus summary (rows, rejects, per-decile score ranges, example pairs) as Markdown."""
-    lines = [f"# ParaNMT corpus: {summary['rows']:,} pairs", "", f"Corpus: `{summary['corpus_dir']}`  ", _model_line(summary["pp_model"]), ""]
-    lines += ["## Rejected input", "", "| stage | rejects | by reason |", "|---|---|---|"]
-    for stage, entry in summary["rejects"].items():
-        reasons = ", ".join(f"{reason} {count:,}" for reason, count in entry["by_reason"].items()) or "–"
-        lines.append(f"| {stage} | {entry['total']:,} | {reasons} |")
+    parts = [f"# ParaNMT corpus: {summary['rows']:,} pairs\n\nCorpus: `{summary['corpus_dir']}`  \n{_model_line(summary['pp_model'])}\n"]
+    rejects = [[stage, f"{e['total']:,}", ", ".join(f"{reason} {count:,}" for reason, count in e["by_reason"].items()) or "–"] for stage, e in summary["rejects"].items()]
+    parts.append("## Rejected input\n\n" + markdown_table(["stage", "rejects", "by reason"], rejects, align_right=(1,)))
     for scorer, column in summary["scorers"].items():
         deciles = summary["deciles"].get(scorer, {})
-        lines += ["", f"## Deciles of {column} (`decile_{scorer}`)", "", "| decile | pairs | lowest | highest |", "|---|---|---|---|"]
-        lines += [f"| {d} | {e['rows']:,} | {e['min']:.4f} | {e['max']:.4f} |" for d, e in deciles.items()]
+        rows = [[d, f"{e['rows']:,}", f"{e['min']:.4f}", f"{e['max']:.4f}"] for d, e in deciles.items()]
+        parts.append(f"## Deciles of {column} (`decile_{scorer}`)\n\n" + markdown_table(["decile", "pairs", "lowest", "highest"], rows, align_right=(1, 2, 3)))
     for scorer, column in summary["scorers"].items():
-        lines += ["", f"## Example pairs per decile of {column}", "", f"| decile | {column} | reference | translation |", "|---|---|---|---|"]
-        for decile, entry in summary["deciles"].get(scorer, {}).items():
-            lines += [f"| {decile} | {row[column]:.3f} | {_escape(row['reference'])} | {_escape(row['translation'])} |" for row in entry["examples"]]
-    return "\n".join(lines) + "\n"
+        rows = [[d, f"{row[column]:.3f}", row["reference"], row["translation"]] for d, e in summary["deciles"].get(scorer, {}).items() for row in e["examples"]]
+        parts.append(f"## Example pairs per decile of {column}\n\n" + markdown_table(["decile", column, "reference", "translation"], rows))
+    return "\n".join(parts)

@@ -17,6 +17,7 @@ import numpy as np
 from scipy import stats
 
 from corpus.sts import STS_TEST_SETS, StsDataset
+from corpus.tables import markdown_table
 
 Embed = Callable[[list[str]], np.ndarray]
 
@@ -135,25 +136,16 @@ class StsReport:
 
     def to_markdown(self) -> str:
         """Per-dataset table with a mean row after each year and the 2012-2016 mean last."""
-        lines = ["| year | dataset | pairs | Pearson | Spearman |", "|---|---|---:|---:|---:|"]
+        rows = []
         for year in self.years():
-            rows = [score for score in self.scores if score.year == year]
-            lines += [
-                f"| {year} | {s.name} | {s.pairs} | {_cell(s.pearson)} | {_cell(s.spearman)} |"
-                for s in rows
-            ]
-            if len(rows) > 1:
-                lines.append(
-                    f"| {year} | **mean** | {sum(s.pairs for s in rows)} | "
-                    f"{_cell(self.year_mean(year))} | {_cell(self.year_mean(year, 'spearman'))} |"
-                )
+            scores = [score for score in self.scores if score.year == year]
+            rows += [[year, s.name, s.pairs, _cell(s.pearson), _cell(s.spearman)] for s in scores]
+            if len(scores) > 1:
+                rows.append([year, "**mean**", sum(s.pairs for s in scores), _cell(self.year_mean(year)), _cell(self.year_mean(year, "spearman"))])
         if any(score.year in TEST_YEARS for score in self.scores):
-            lines.append(
-                f"| 2012–2016 | **mean of all datasets** | "
-                f"{sum(s.pairs for s in self.scores if s.year in TEST_YEARS)} | "
-                f"{_cell(self.test_mean())} | {_cell(self.test_mean('spearman'))} |"
-            )
-        return "\n".join(lines) + "\n"
+            tests = [s for s in self.scores if s.year in TEST_YEARS]
+            rows.append(["2012–2016", "**mean of all datasets**", sum(s.pairs for s in tests), _cell(self.test_mean()), _cell(self.test_mean("spearman"))])
+        return markdown_table(["year", "dataset", "pairs", "Pearson", "Spearman"], rows, align_right=(2, 3, 4))
 
 
 def _number(value: float | None) -> float:
@@ -187,21 +179,20 @@ def dev_score(embed: Embed, dataset: StsDataset) -> float:
     return score_dataset(embed, dataset)[0].pearson
 
 
-def markdown_table(reports: dict[str, StsReport], metric: str = "pearson") -> str:
+def sts_table(reports: dict[str, StsReport], metric: str = "pearson") -> str:
     """Models as rows, like the ParaNMT paper's Table 7, plus STS-B test and the 2012-2016 mean.
 
     The STS-B column is the report's STS-B `test` dataset; "–" marks what a report lacks.
     """
     header = ["model", "dim", *TEST_YEARS, "STS-B test", "2012–2016 mean"]
-    lines = ["| " + " | ".join(header) + " |", "|---|---:|" + "---:|" * (len(header) - 2)]
+    rows = []
     for model, report in reports.items():
         stsb = [getattr(s, metric) for s in report.scores if (s.year, s.name) == ("STS-B", "test")]
-        cells = [
+        rows.append([
             model,
             _EMPTY if report.dim is None else str(report.dim),
             *(_cell(report.year_mean(year, metric)) for year in TEST_YEARS),
             _cell(_mean(stsb)),
             _cell(report.test_mean(metric)),
-        ]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+        ])
+    return markdown_table(header, rows, align_right=range(1, len(header)))

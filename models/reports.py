@@ -16,13 +16,13 @@ from __future__ import annotations
 import html
 import json
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from matplotlib.figure import Figure
 
+from corpus.tables import html_table, markdown_table
 from models.evaluation import TEST_YEARS, StsReport
 
 DEV = "STS 2017 (dev)"
@@ -50,25 +50,13 @@ class Table:
     rows: list[list]
     note: str = ""
 
-    @classmethod
-    def from_markdown(cls, title: str, markdown: str, note: str = "") -> Table:
-        """A table from a Markdown pipe table (e.g. the corpus stage's Table 2)."""
-        lines = [line.strip() for line in markdown.strip().splitlines() if line.strip().startswith("|")]
-        split = [[part.strip().replace("\\|", "|") for part in re.split(r"(?<!\\)\|", line)[1:-1]] for line in lines]
-        return cls(title, split[0], [row for row in split[1:] if not all(set(part) <= set("-:") for part in row)], note)
-
     def markdown(self) -> str:
-        escape = lambda text: cell(text).replace("|", "\\|").replace("\n", " ")  # noqa: E731
-        lines = [f"## {self.title}", ""]
-        lines += ["| " + " | ".join(map(escape, self.header)) + " |", "|---" * len(self.header) + "|"]
-        lines += ["| " + " | ".join(map(escape, row)) + " |" for row in self.rows]
-        return "\n".join(lines + ([f"\n{self.note}"] if self.note else [])) + "\n"
+        table = markdown_table(self.header, [[cell(c) for c in row] for row in self.rows])
+        return f"## {self.title}\n\n{table}" + (f"\n{self.note}\n" if self.note else "")
 
     def html(self) -> str:
-        head = "".join(f"<th>{html.escape(cell(h))}</th>" for h in self.header)
-        body = "".join("<tr>" + "".join(f"<td>{html.escape(cell(c))}</td>" for c in row) + "</tr>" for row in self.rows)
         note = f"<p>{html.escape(self.note)}</p>" if self.note else ""
-        return f"<h2>{html.escape(self.title)}</h2>\n<table><tr>{head}</tr>{body}</table>\n{note}\n"
+        return f"<h2>{html.escape(self.title)}</h2>\n{html_table(self.header, [[cell(c) for c in row] for row in self.rows])}\n{note}\n"
 
     def to_json(self) -> dict:
         return {"title": self.title, "header": self.header, "rows": [[_plain(c) for c in row] for row in self.rows], "note": self.note}
@@ -300,14 +288,15 @@ def model_table_report(rows: Mapping[str, Mapping], links: dict[str, str] | None
 # Tables 2 and 3: data sources --------------------------------------------------------------
 
 
-def data_source_report(sources: Mapping[str, Mapping], table2_markdown: str, links: dict[str, str] | None = None) -> Report:
+def data_source_report(sources: Mapping[str, Mapping], table2: tuple[list[str], list[list[str]]], links: dict[str, str] | None = None) -> Report:
     """``sources[name] = {"pairs": n, "models": {model: sts summary}, "stats": ...}`` and the
-    corpus stage's Table 2 Markdown (one column per source) → Tables 2 and 3 and a bar plot."""
+    corpus statistics' Table 2 (header, rows; ``corpus.stats.table2_rows``, one column per
+    source) → Tables 2 and 3 and a bar plot."""
     names = list(sources)
     models = list(dict.fromkeys(m for s in sources.values() for m in s["models"]))
     score = lambda source, model: _get(sources[source]["models"].get(model, {}), DEV)  # noqa: E731
     tables = [
-        Table.from_markdown("Table 2: corpus statistics per source (English side; standard deviations in parentheses)", table2_markdown),
+        Table("Table 2: corpus statistics per source (English side; standard deviations in parentheses)", *table2),
         Table(f"Table 3: {DEV} Pearson × 100 per source", ["source", "training pairs", *models], [[s, cell(sources[s]["pairs"]), *(score(s, m) for m in models)] for s in names],
               "Every model is trained on the same number of pairs from each source."),
         Table(f"{TEST_MEAN} Pearson × 100 per source", ["source", *models], [[s, *(_get(sources[s]["models"].get(m, {}), TEST_MEAN) for m in models)] for s in names]),

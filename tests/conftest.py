@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 # libgomp (torch's OpenMP) is not fork-safe: once this process has run a multi-threaded torch
 # op, the workers Luigi forks for `workers=2` hang in their first one. One OpenMP thread here
@@ -19,6 +20,12 @@ REPO = Path(__file__).resolve().parents[1]
 def shared_data() -> Path:
     """Real data folder (read-only): $PARANMT_SHARED_DATA or ../shared/data beside the repo."""
     return Path(os.environ.get("PARANMT_SHARED_DATA", REPO.parent / "shared" / "data"))
+
+
+def squeezed(markdown: str) -> str:
+    """A Markdown table with its column padding removed: ``| a | b |`` however wide the columns
+    (pandas pads them), so tests can look for whole rows."""
+    return "\n".join(re.sub(r"\s*(?<!\\)\|\s*", " | ", line).strip() for line in markdown.splitlines())
 
 
 def require_shared(*parts: str) -> Path:

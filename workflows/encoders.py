@@ -136,12 +136,12 @@ class EvaluateSTS(StageTask):
     def build(self, partial_dir: Path) -> dict:
         from corpus.sts import sts_suite
         from models.encode import load_encoder
-        from models.evaluation import evaluate, markdown_table
+        from models.evaluation import evaluate, sts_table
 
         datasets, absent = sts_suite(sts_root())  # MissingStsFiles names every absent test file
         encoder_dir = self.requires().output_dir
         self.progress(f"evaluating {encoder_dir} on {len(datasets)} STS datasets")
         report = evaluate(load_encoder(encoder_dir, None if self.device == "auto" else self.device).encode, datasets, {"model": self.model, "encoder": str(encoder_dir), "absent": absent})
         (partial_dir / "report.json").write_text(json.dumps(report.to_json(), indent=2) + "\n")
-        (partial_dir / "report.md").write_text(f"{markdown_table({self.model: report})}\n{report.to_markdown()}")
+        (partial_dir / "report.md").write_text(f"{sts_table({self.model: report})}\n{report.to_markdown()}")
         return {"datasets": len(report.scores), "absent": absent, "sts_2012_2016_mean": report.to_json()["sts_2012_2016_mean"]}

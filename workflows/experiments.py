@@ -324,7 +324,7 @@ class DataSourceComparison(Experiment):
         super().run()
 
     def report(self):
-        from corpus.stats import table2_markdown
+        from corpus.stats import table2_rows
         from models.reports import data_source_report
 
         stats = {name: json.loads((self.requires()[f"stats/{name}"].output_dir / "stats.json").read_text()) for name in self.sources}
@@ -332,6 +332,6 @@ class DataSourceComparison(Experiment):
             name: {"pairs": next(iter(by_model.values()))["pairs"], "models": {m: r["sts"] for m, r in by_model.items()}, "stats": stats[name]}
             for name, by_model in self.results().items()
         }
-        table2 = table2_markdown({name: table["(all)"] for name, table in stats.items()})
+        table2 = table2_rows({name: table["(all)"] for name, table in stats.items()})
         links = {**self.links(), **{f"statistics per domain: {name}": os.path.relpath(self.requires()[f"stats/{name}"].output_dir / "stats.md", self.output_dir) for name in sources}}
         return data_source_report(sources, table2, links)

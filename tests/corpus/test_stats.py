@@ -2,6 +2,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import squeezed
 
 from corpus.stats import Idf, sentence_stats, summary_markdown, table2_markdown
 
@@ -29,7 +30,7 @@ def test_sentence_stats_by_hand():
 
 def test_markdown_tables():
     stats = {"news": sentence_stats(["a b c"], np.array([0.9]), None), "(all)": sentence_stats(["a b c", "d"], np.array([0.9, 0.1]), None)}
-    text = table2_markdown(stats)
+    text = squeezed(table2_markdown(stats))
     assert "| Statistic | news | (all) |" in text and "| Avg. Length | 3.00 (0.00) | 2.00 (1.00) |" in text
     assert "| Avg. IDF | – | – |" in text
     summary = {
@@ -37,6 +38,6 @@ def test_markdown_tables():
         "rejects": {"ingest": {"total": 1, "by_reason": {"column_count": 1}}},
         "deciles": {"pp": {"9": {"rows": 2, "min": 0.9, "max": 1.0, "examples": [{"pp_sim": 0.95, "reference": "a | b", "translation": "c"}]}}},
     }
-    text = summary_markdown(summary)
+    text = squeezed(summary_markdown(summary))
     assert "PP model: vectors file: `v.txt` (sha256 abababababababab…)" in text
     assert "| 9 | 2 | 0.9000 | 1.0000 |" in text and "| ingest | 1 | column_count 1 |" in text and "a \\| b" in text

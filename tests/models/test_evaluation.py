@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import squeezed
 from scipy import stats
 
 from corpus.sts import StsDataset
@@ -15,8 +16,8 @@ from models.evaluation import (
     correlations,
     dev_score,
     evaluate,
-    markdown_table,
     paired_cosine,
+    sts_table,
 )
 
 
@@ -89,7 +90,7 @@ def test_constant_predictions_give_nan_not_a_crash():
     report = evaluate(AngleEmbed(), [data])
     assert math.isnan(report.scores[0].pearson)
     assert report.to_json()["datasets"][0]["pearson"] is None
-    assert "| 2014 | flat | 3 | – | – |" in report.to_markdown()
+    assert "| 2014 | flat | 3 | – | – |" in squeezed(report.to_markdown())
 
 
 def year_report():
@@ -124,8 +125,7 @@ def test_json_round_trip():
 
 
 def test_markdown_detail_table():
-    text = year_report().to_markdown()
-    lines = text.splitlines()
+    lines = squeezed(year_report().to_markdown()).splitlines()
     assert lines[0] == "| year | dataset | pairs | Pearson | Spearman |"
     assert f"| 2012 | hand | 4 | {HAND_PEARSON:.1f} | 80.0 |" in lines
     assert f"| 2012 | **mean** | 7 | {(HAND_PEARSON + 100) / 2:.1f} | 90.0 |" in lines
@@ -136,7 +136,7 @@ def test_markdown_detail_table():
 def test_markdown_table_rows_are_models():
     report = year_report()
     only_2013 = evaluate(AngleEmbed(), [dataset("inverse", "2013", [0, 60, 90], [0, 2.5, 5])])
-    lines = markdown_table({"angles": report, "other": only_2013}).splitlines()
+    lines = squeezed(sts_table({"angles": report, "other": only_2013})).splitlines()
     assert (
         lines[0]
         == "| model | dim | 2012 | 2013 | 2014 | 2015 | 2016 | STS-B test | 2012–2016 mean |"

@@ -2,9 +2,11 @@
 
 import json
 import math
+import re
 
 import numpy as np
 import pytest
+from conftest import squeezed
 from matplotlib.image import imread
 
 from models.evaluation import DatasetScore, StsReport
@@ -49,7 +51,7 @@ def test_sweep_selects_on_dev_even_when_the_test_years_disagree():
     assert report.data["chosen_scorer"] == "trans" and "scorer trans, decile 2" in report.summary
     table4 = report.tables[0]
     assert table4.header == ["scorer", "0", "1", "2", "6", "7", "8", "9"]
-    assert table4.markdown().splitlines()[4] == "| pp | – | – | – | 60.0 | 80.0 | 79.0 | 50.0 |"
+    assert squeezed(table4.markdown()).splitlines()[4] == "| pp | – | – | – | 60.0 | 80.0 | 79.0 | 50.0 |"
 
 
 def test_report_writes_json_markdown_png_and_a_linking_page(tmp_path):
@@ -64,12 +66,11 @@ def test_report_writes_json_markdown_png_and_a_linking_page(tmp_path):
     assert document["data"] == {"value": None, "pairs": [1, 2]}
     assert document["plots"] == [{"file": "scores.png", "title": "Scores", "x": [8, 9], "series": {"pp": [70.5, 72.25], "trans": [60.0, None]}}]
     assert document["tables"][0]["rows"] == [["a|b", 71.25], ["c", None]]
-    markdown = (tmp_path / "out" / "report.md").read_text()
+    markdown = squeezed((tmp_path / "out" / "report.md").read_text())
     assert "| a\\|b | 71.2 |" in markdown and "| c | – |" in markdown and "![Scores](scores.png)" in markdown
     page = (tmp_path / "out" / "index.html").read_text()
-    assert "<td>a|b</td><td>71.2</td>" in page and 'src="scores.png"' in page
+    assert re.search(r"<td>a\|b</td>\s*<td>71.2</td>", page) and 'src="scores.png"' in page
     assert '<a href="../x/report.md">run x</a>' in page and '<a href="report.json">' in page
-    assert Table.from_markdown("again", markdown.split("\n\n")[3]).rows == [["a|b", "71.2"], ["c", "–"]]
 
 
 def test_sts_summary_and_model_table_label_the_stsb_split():
@@ -85,11 +86,11 @@ def test_sts_summary_and_model_table_label_the_stsb_split():
     report = model_table_report({"word_avg": {"kind": "trained", "dim": 8, "sts": numbers}, "SIF": {"kind": "baseline", "dim": 50, "sts": summary(75.0, 20.0)}})
     assert report.tables[1].header == ["model", "STS-B dev"] and report.tables[1].rows[0] == ["word_avg", 55.0]
     assert report.data["best_on_dev"] == "SIF"
-    assert "| word_avg | trained | 8 | 50.0 | – | – | – | – | 50.0 | 70.0 | 55.0 |" in report.tables[0].markdown()
+    assert "| word_avg | trained | 8 | 50.0 | – | – | – | – | 50.0 | 70.0 | 55.0 |" in squeezed(report.tables[0].markdown())
 
 
 def test_data_source_tables_come_from_each_source(tmp_path):
-    table2 = "| Statistic | news | subs |\n|---|---|---|\n| Avg. Length | 20.00 (3.00) | 8.00 (2.00) |\n"
+    table2 = (["Statistic", "news", "subs"], [["Avg. Length", "20.00 (3.00)", "8.00 (2.00)"]])
     sources = {"news": {"pairs": 30, "models": {"word_avg": summary(70.0, 60.0)}}, "subs": {"pairs": 30, "models": {"word_avg": summary(75.0, 50.0)}}}
     report = data_source_report(sources, table2)
     assert report.tables[0].rows == [["Avg. Length", "20.00 (3.00)", "8.00 (2.00)"]]

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
+from conftest import squeezed
 from nmt_fixtures import tiny_nmt_fixture, toy_pairs  # noqa: F401 - the tiny_nmt fixture
 from test_encoders_flow import TINY, fill_sts, sts_dir  # noqa: F401 - sts_dir is a fixture
 
@@ -100,7 +101,7 @@ def test_score_rank_summarize_select_and_stats(luigi_workdir, pairs_dir, vectors
     assert list(table2) == ["news", "subtitlesM", "(all)"] and table2["(all)"]["sentences"] == 400
     assert table2["news"]["sentences"] + table2["subtitlesM"]["sentences"] == 400
     assert table2["(all)"]["length"]["mean"] == pytest.approx(corpus.reference_n_tokens.mean())
-    assert "| Avg. IDF |" in (stats.output_dir / "stats.md").read_text()
+    assert "| Avg. IDF |" in squeezed((stats.output_dir / "stats.md").read_text())
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ import json
 import luigi
 import numpy as np
 import pytest
+from conftest import squeezed
 
 from corpus.sts import STS2017_SET, STS_TEST_SETS, MissingStsFiles
 from models.encode import load_encoder
@@ -76,7 +77,7 @@ def test_evaluate_sts_writes_json_and_markdown_reports(luigi_workdir, sts_dir, t
     assert {d["year"] for d in report["datasets"]} == {*STS_TEST_SETS, "2017"}
     assert len(report["datasets"]) == sum(map(len, STS_TEST_SETS.values())) + 1
     assert any("stsbenchmark" in path for path in report["meta"]["absent"])
-    markdown = (task.output_dir / "report.md").read_text()
+    markdown = squeezed((task.output_dir / "report.md").read_text())
     assert markdown.startswith("| model |") and "| word_avg | 8 |" in markdown and "2012–2016" in markdown
 
 

@@ -10,6 +10,7 @@ import luigi
 import pyarrow.parquet as pq
 import pytest
 import torch._dynamo  # noqa: F401 - Adam imports it: once here, not in every forked Luigi worker
+from conftest import squeezed
 from test_corpus_flow import WORDS, pairs_dir, vectors  # noqa: F401 - fixtures
 from test_encoders_flow import fill_sts, sts_dir, write_pairs_tsv  # noqa: F401 - sts_dir is a fixture
 
@@ -59,7 +60,7 @@ def test_sweep_ablation_and_model_table_share_runs_rerun_nothing_and_resume(luig
         assert_png(sweep.output_dir / f"{name}.png")
     plot = next(p for p in report["plots"] if p["file"] == "dev_by_decile.png")
     assert plot["x"] == [8, 9] and plot["series"] == {"pp": [dev["8"], dev["9"]]}
-    assert f"| pp | {dev['8']:.1f} | {dev['9']:.1f} |" in (sweep.output_dir / "report.md").read_text()
+    assert f"| pp | {dev['8']:.1f} | {dev['9']:.1f} |" in squeezed((sweep.output_dir / "report.md").read_text())
     links = page_links(sweep)
     assert links["report.json"] == "report.json"
     run = sweep.runs()["pp/9"]
@@ -96,7 +97,7 @@ def test_sweep_ablation_and_model_table_share_runs_rerun_nothing_and_resume(luig
     assert list(rows) == ["word_avg", "Avg vectors", "SIF vectors (+WR)"]
     assert [row["kind"] for row in rows.values()] == ["trained", "baseline", "baseline"]
     assert rows["word_avg"]["sts"] == cells["9"]["sts"] and rows["SIF vectors (+WR)"]["sts"]["2014"] is not None
-    markdown = (table.output_dir / "report.md").read_text()
+    markdown = squeezed((table.output_dir / "report.md").read_text())
     assert "## Table 7" in markdown and "## Table 9" in markdown and "| SIF vectors (+WR) | baseline | 8 |" in markdown
     assert set(ModelTable(models="word_avg", without_baselines=True, **corpus, **TINY).requires()) == {"word_avg"}
 
@@ -168,7 +169,7 @@ def test_data_sources_are_compared_on_equal_samples(luigi_workdir, pairs_dir, ve
     assert list(sources) == ["all", "shard"]
     assert sources["all"]["pairs"] == sources["shard"]["pairs"] == smaller
     assert sources["all"]["stats"]["(all)"]["sentences"] == 50
-    markdown = (task.output_dir / "report.md").read_text()
+    markdown = squeezed((task.output_dir / "report.md").read_text())
     assert "## Table 2" in markdown and "| Statistic | all | shard |" in markdown and "## Table 3" in markdown
     assert_png(task.output_dir / "dev_by_source.png")
     assert "statistics per domain: shard" in page_links(task)
