@@ -9,7 +9,7 @@ Every run is an existing stage (SelectTrainingSet → TrainFilteredEncoder → E
 TrainOnFiltered) in its own fingerprinted directory, so runs are shared between experiments, a
 stopped sweep resumes with the missing runs only, and ``--workers N`` trains N at once. The
 experiment's own directory (``<workdir>/experiments/<name>/<fingerprint>/``, ``latest`` beside
-it) holds report.json, report.md, the PNG plots and index.html (models/reports.py).
+it) holds report.json, report.md, the PNG plots and index.html (reports/experiments.py).
 Every corpus and training option of TrainOnFiltered applies (``--pairs``, ``--pp-vectors``,
 ``--batch-size`` …); without any, the embedded demo corpus is back-translated and used.
 MegabatchAblation and ModelTable also run on given pairs (``--train-data pairs.tsv``, or a Parquet
@@ -54,14 +54,14 @@ def _model_names(text: str) -> list[str]:
 def run_result(task: EvaluateSTS) -> dict:
     """A finished run's training pairs (its encoder's manifest), embedding size and STS summary."""
     from models.evaluation import StsReport
-    from models.reports import sts_summary
+    from reports.experiments import sts_summary
 
     report = StsReport.from_json(json.loads((task.output_dir / "report.json").read_text()))
     return {"pairs": read_manifest(task.requires().output_dir)["pairs"], "dim": report.dim, "sts": sts_summary(report), "run": str(task.output_dir)}
 
 
 class Experiment(StageTask):
-    """An experiment's report directory; subclasses build the :class:`models.reports.Report`."""
+    """An experiment's report directory; subclasses build the :class:`reports.experiments.Report`."""
 
     def check_sts(self) -> None:
         """Fail before any training when the STS folder lacks the test or development sets."""
@@ -120,7 +120,7 @@ class DecileSweep(Experiment):
         return self.runs()
 
     def report(self):
-        from models.reports import decile_sweep_report
+        from reports.experiments import decile_sweep_report
 
         return decile_sweep_report(self.results(int), self.range_width, self.links())
 
@@ -171,8 +171,8 @@ class MegabatchAblation(OnTrainData, Experiment):
     def report(self):
         from models.encode import load_encoder
         from models.neighbours import negative_examples
-        from models.reports import megabatch_report
         from models.trainer import read_pairs
+        from reports.experiments import megabatch_report
 
         probe = self.probe_encoder()
         encoder = load_encoder(probe.output_dir, None if self.device == "auto" else self.device)
@@ -269,7 +269,7 @@ class ModelTable(OnTrainData, Experiment):
 
     def report(self):
         from models.evaluation import StsReport
-        from models.reports import model_table_report, sts_summary
+        from reports.experiments import model_table_report, sts_summary
 
         rows = {name: {"kind": "trained", **run_result(task)} for name, task in self.runs().items()}
         if self.baselines():
@@ -325,7 +325,7 @@ class DataSourceComparison(Experiment):
 
     def report(self):
         from corpus.stats import table2_rows
-        from models.reports import data_source_report
+        from reports.experiments import data_source_report
 
         stats = {name: json.loads((self.requires()[f"stats/{name}"].output_dir / "stats.json").read_text()) for name in self.sources}
         sources = {

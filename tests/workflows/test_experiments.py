@@ -15,7 +15,7 @@ from test_corpus_flow import WORDS, pairs_dir, vectors  # noqa: F401 - fixtures
 from test_encoders_flow import fill_sts, sts_dir, write_pairs_tsv  # noqa: F401 - sts_dir is a fixture
 
 from corpus.sts import MissingStsFiles, sts_suite
-from models.reports import DEV
+from reports.experiments import DEV
 from workflows.base import MANIFEST, read_manifest
 from workflows.encoders import EvaluateSTS
 from workflows.experiments import DataSourceComparison, DecileSweep, MegabatchAblation, ModelTable

@@ -10,7 +10,7 @@ from conftest import squeezed
 from matplotlib.image import imread
 
 from models.evaluation import DatasetScore, StsReport
-from models.reports import (
+from reports.experiments import (
     DEV,
     TEST_MEAN,
     Plot,
