@@ -4,20 +4,33 @@ from __future__ import annotations
 
 import os
 import shutil
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 
 
-def write_atomically(path: str | Path, write: Callable[[Path], object]) -> None:
-    """``write(temporary)`` creates a file, directory or symlink beside ``path``, which is then
-    renamed onto ``path`` in one step (``os.replace``). A temporary left by a killed run is
-    removed first. (Beam stages rename through ``FileSystems`` instead, which also reaches
-    remote storage.)"""
-    path = Path(path)
-    temporary = path.with_name(f".{path.name}.writing")
-    if temporary.is_dir() and not temporary.is_symlink():
-        shutil.rmtree(temporary)
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
     else:
-        temporary.unlink(missing_ok=True)
-    write(temporary)
-    os.replace(temporary, path)
+        path.unlink(missing_ok=True)
+
+
+def write_atomically(path: str | Path, write: Callable[[Path], object], clear_stale: bool = False) -> None:
+    """``write(temporary)`` creates a file, directory or symlink beside ``path``, which is then
+    renamed onto ``path`` in one step (``os.replace``). Each call writes its own temporary, so
+    concurrent writers (parallel Luigi workers moving a ``latest`` link) do not collide; a failed
+    write removes it. ``clear_stale``: first remove temporaries of ``path`` left by killed runs,
+    for a writer that holds the output alone (a large directory must not linger). (Beam stages
+    rename through ``FileSystems`` instead, which also reaches remote storage.)"""
+    path = Path(path)
+    if clear_stale:
+        for stale in path.parent.glob(f".{path.name}.*.writing"):
+            _remove(stale)
+    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}.writing")
+    try:
+        write(temporary)
+        os.replace(temporary, path)
+    except BaseException:
+        _remove(temporary)
+        raise

@@ -140,7 +140,8 @@ class TrainTranslator(UsesGpu, StageTask):
                 dicts[lang].write_text("\n".join(spm.fairseq_dictionary(path)) + "\n")
             self.progress("binarizing with fairseq-preprocess")
             counts_file.write_text(json.dumps(counts))
-            write_atomically(data_dir, lambda staging: fairseq_train.binarize(text_dir, dicts["cs"], dicts["en"], staging, workers=os.cpu_count() or 1))
+            binarize = lambda staging: fairseq_train.binarize(text_dir, dicts["cs"], dicts["en"], staging, workers=os.cpu_count() or 1)  # noqa: E731
+            write_atomically(data_dir, binarize, clear_stale=True)  # the stage's lock is held
         return data_dir, json.loads(counts_file.read_text())
 
     def _on_fairseq_line(self, line: str) -> None:

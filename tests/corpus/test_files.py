@@ -1,3 +1,5 @@
+import threading
+
 import pytest
 
 from corpus.files import write_atomically
@@ -20,7 +22,28 @@ def test_a_file_directory_or_link_appears_whole_and_replaces_the_old_one(tmp_pat
     assert link.resolve().name == "v2"
 
 
-def test_a_failed_write_leaves_the_old_output_and_the_next_write_clears_its_temporary(tmp_path):
+def test_concurrent_writers_of_one_link_do_not_collide(tmp_path):
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+    errors = []
+
+    def point(name):
+        try:
+            for _ in range(200):
+                write_atomically(tmp_path / "latest", lambda p: p.symlink_to(name))
+        except OSError as error:  # pragma: no cover - the failure this test guards against
+            errors.append(error)
+
+    threads = [threading.Thread(target=point, args=(name,)) for name in ("a", "b")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors and (tmp_path / "latest").resolve().name in {"a", "b"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "b", "latest"]
+
+
+def test_a_failed_write_leaves_the_old_output_and_no_temporary(tmp_path):
     target = tmp_path / "data"
     target.mkdir()
 
@@ -31,8 +54,12 @@ def test_a_failed_write_leaves_the_old_output_and_the_next_write_clears_its_temp
 
     with pytest.raises(RuntimeError):
         write_atomically(target, half_then_fail)
-    assert target.is_dir() and not any(target.iterdir())  # the old output, untouched
-    leftover = tmp_path / ".data.writing"
-    assert leftover.exists()  # the killed write's temporary, until the same output is written again
-    write_atomically(target, lambda p: (p.mkdir(), (p / "whole").write_text("y")))  # onto the empty old one
-    assert not leftover.exists() and [p.name for p in target.iterdir()] == ["whole"]
+    assert [p.name for p in tmp_path.iterdir()] == ["data"] and not any(target.iterdir())
+
+
+def test_clear_stale_removes_what_a_killed_run_left(tmp_path):
+    stale = tmp_path / ".data.0123.writing"
+    stale.mkdir()
+    (stale / "half").write_text("x")
+    write_atomically(tmp_path / "data", lambda p: p.mkdir(), clear_stale=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]
