@@ -1,10 +1,13 @@
-"""Which corpus pairs become training data (SPEC.md §4): decile, length and release rules.
+"""Which corpus pairs become training data (SPEC.md §4): decile, length, language, diversity and
+release rules, and the seeded sample size. These dataclasses are the single declaration of the
+selection settings: SelectTrainingSet's command-line parameters are derived from them.
 
 Every rule is a vectorized mask over an Arrow table of corpus rows. The release filters are
 the authors' cleaning of their 5M-pair training release: 0.4 ≤ PP similarity ≤ 1.0, trigram
-overlap ≤ 0.7, mean length of the two sides 5–40 tokens, exact duplicates removed. Their
-"both sides English" filter needs a language-identification model, which cannot be downloaded
-here; it is not applied.
+overlap ≤ 0.7, mean length of the two sides 5–40 tokens, both sides English, exact duplicates
+removed. "English" is langid.py's probability of English (``reference_p_en``,
+``translation_p_en``, see ``corpus.language``) at least ``min_p_en``; the default 0.5 was chosen
+on real Czech and English test sets (schemas/COLUMNS.md has the measured rates).
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from corpus.deciles import SCORERS
+from corpus.errors import InputError
+from corpus.settings import setting
 
 PP_RANGE = (0.4, 1.0)
 MAX_OVERLAP = 0.7
@@ -26,45 +31,77 @@ PARTITION = "decile_pp"
 
 def parse_deciles(text: str) -> tuple[int, ...]:
     """``"8,9"`` → (8, 9); an empty string means every decile."""
-    values = tuple(sorted({int(part) for part in text.split(",") if part.strip()}))
+    try:
+        values = tuple(sorted({int(part) for part in text.split(",") if part.strip()}))
+    except ValueError:
+        raise InputError(f"--decile: comma-separated deciles 0-9 expected, got {text!r}") from None
     if any(not 0 <= value <= 9 for value in values):
-        raise ValueError(f"deciles are 0-9, got {text!r}")
+        raise InputError(f"--decile: deciles are 0-9, got {text!r}")
     return values
 
 
 @dataclass(frozen=True)
 class Rules:
-    """A selection: the deciles of one scorer, the length rule, optionally the release filters."""
+    """A selection's rules: the deciles of one scorer, the length rule, optionally English on
+    both sides, diversity limits and the authors' release filters."""
 
-    scorer: str = "pp"
-    deciles: tuple[int, ...] = (8, 9)  # () = all
-    max_tokens: int = 30  # both sides at most this many tokens; 0 = no length rule
-    release: bool = False
+    scorer: str = setting("pp", "Score whose deciles select (see schemas/COLUMNS.md: pp, trigram, trans, unigram, tau).", choices=tuple(SCORERS))
+    decile: str = setting("8,9", "Comma-separated deciles (0 lowest … 9 highest; empty: all); the paper's training set: 8,9 of pp.")
+    max_tokens: int = setting(30, "Both sides at most this many tokens (0: no length rule).")
+    release_filter: bool = setting(False, "The authors' release filters: 0.4 ≤ pp ≤ 1.0, trigram overlap ≤ 0.7, mean length 5–40, both sides English, exact duplicates removed.")
+    english_only: bool = setting(False, "Both sides English (langid P(en) ≥ --min-p-en) without the other release filters.")
+    min_p_en: float = setting(0.5, "langid probability of English both sides need under --english-only or --release-filter.")
+    max_unigram_f1: float = setting(1.0, "Lexical diversity: unigram F1 of the two sides at most this (1: no rule).")
+    max_kendall_tau: float = setting(1.0, "Word-order diversity: Kendall tau of the shared words at most this (1: no rule).")
 
     def __post_init__(self):
         if self.scorer not in SCORERS:
-            raise ValueError(f"scorer must be one of {sorted(SCORERS)}, got {self.scorer!r}")
+            raise InputError(f"--scorer must be one of {sorted(SCORERS)}, got {self.scorer!r}")
+        parse_deciles(self.decile)
+        if not 0.0 <= self.min_p_en <= 1.0:
+            raise InputError(f"--min-p-en is a probability (0-1), got {self.min_p_en}")
+
+    @property
+    def deciles(self) -> tuple[int, ...]:
+        return parse_deciles(self.decile)
 
     @property
     def decile_column(self) -> str:
         return f"decile_{self.scorer}"
 
     @property
+    def english(self) -> bool:
+        return self.english_only or self.release_filter
+
+    @property
     def columns(self) -> list[str]:
         """Columns the mask reads."""
-        return [self.decile_column, "reference_n_tokens", "translation_n_tokens", "pp_sim", "trigram_overlap"]
+        columns = [self.decile_column, "reference_n_tokens", "translation_n_tokens"]
+        columns += ["reference_p_en", "translation_p_en"] if self.english else []
+        columns += ["unigram_f1"] if self.max_unigram_f1 < 1.0 else []
+        columns += ["kendall_tau"] if self.max_kendall_tau < 1.0 else []
+        return columns + (["pp_sim", "trigram_overlap"] if self.release_filter else [])
 
     def __call__(self, table: pa.Table) -> np.ndarray:
         """Boolean mask of the rows that pass every rule."""
-        ref = table.column("reference_n_tokens").to_numpy()
-        tr = table.column("translation_n_tokens").to_numpy()
+
+        def column(name: str) -> np.ndarray:
+            return table.column(name).to_numpy()
+
+        ref, tr = column("reference_n_tokens"), column("translation_n_tokens")
         keep = np.ones(table.num_rows, dtype=bool)
         if self.deciles:
-            keep &= np.isin(table.column(self.decile_column).to_numpy(), self.deciles)
+            keep &= np.isin(column(self.decile_column), self.deciles)
         if self.max_tokens:
             keep &= (ref <= self.max_tokens) & (tr <= self.max_tokens)
-        if self.release:
-            pp, overlap, mean = table.column("pp_sim").to_numpy(), table.column("trigram_overlap").to_numpy(), (ref + tr) / 2
+        if self.english:
+            keep &= (column("reference_p_en") >= self.min_p_en) & (column("translation_p_en") >= self.min_p_en)
+        if self.max_unigram_f1 < 1.0:
+            keep &= column("unigram_f1") <= self.max_unigram_f1
+        if self.max_kendall_tau < 1.0:
+            keep &= column("kendall_tau") <= self.max_kendall_tau
+        if self.release_filter:
+            pp, overlap, mean = column("pp_sim"), column("trigram_overlap"), (ref + tr) / 2
             keep &= (pp >= PP_RANGE[0]) & (pp <= PP_RANGE[1]) & (overlap <= MAX_OVERLAP)
             keep &= (mean >= MEAN_LENGTH[0]) & (mean <= MEAN_LENGTH[1])
         return keep
@@ -77,6 +114,24 @@ class Rules:
             return files
         wanted = tuple(f"/{PARTITION}={d}/" for d in self.deciles)
         return [path for path in files if any(part in path.replace("\\", "/") for part in wanted)]
+
+    def __str__(self) -> str:
+        """The rules that apply, for progress lines and errors."""
+        parts = [f"{self.scorer} deciles {self.decile or 'all'}"]
+        parts += [f"≤ {self.max_tokens} tokens"] if self.max_tokens else []
+        parts += ["release filters"] if self.release_filter else []
+        parts += [f"P(en) ≥ {self.min_p_en}"] if self.english else []
+        parts += [f"unigram F1 ≤ {self.max_unigram_f1}"] if self.max_unigram_f1 < 1.0 else []
+        parts += [f"Kendall tau ≤ {self.max_kendall_tau}"] if self.max_kendall_tau < 1.0 else []
+        return ", ".join(parts)
+
+
+@dataclass(frozen=True)
+class Sample:
+    """How many of the pairs that pass the rules are kept: the smallest hashes of (seed, id)."""
+
+    n_pairs: int = setting(5_000_000, "Pairs sampled (the paper: 5M); all that pass when fewer, 0: all.")
+    sample_seed: int = setting(1, "Seed of the random sample (smallest hash of seed and id).")
 
 
 def drop_duplicates(table: pa.Table) -> pa.Table:

@@ -1,9 +1,10 @@
 """ScorePairs: each ``pairs`` shard → the ``scored`` shard with the same number.
 
-Shards are spread over workers; each worker loads the word-averaging model once (DoFn setup)
-and streams its shard as Arrow record batches: Moses tokenization is per sentence (no batch
-API exists), everything after it — token ids, trigram overlap, PP similarity, counts — is
-computed for the whole batch at once (``corpus.scoring``).
+Shards are spread over workers; each worker loads the word-averaging model and langid.py's
+language model once (DoFn setup) and streams its shard as Arrow record batches: Moses
+tokenization is per sentence (no batch API exists), everything after it — token ids, trigram
+overlap, PP similarity, language, diversity, counts — is computed for the whole batch at once
+(``corpus.scoring``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import apache_beam as beam
 import pyarrow as pa
 
 import schemas
+from corpus.language import LanguageModel
 from corpus.scoring import score_texts
 from corpus.similarity import WordAverager
 from corpus.wordvec import load_vectors
@@ -22,9 +24,9 @@ from pipelines.batches import BATCH_ROWS, iter_tables, shard_number
 from pipelines.io import write_part
 
 
-def score_table(table: pa.Table, model: WordAverager) -> pa.Table:
+def score_table(table: pa.Table, model: WordAverager, language: LanguageModel) -> pa.Table:
     """A ``pairs`` batch plus the score columns."""
-    columns = score_texts(table.column("reference").to_pylist(), table.column("translation").to_pylist(), model)
+    columns = score_texts(table.column("reference").to_pylist(), table.column("translation").to_pylist(), model, language)
     for name, values in columns.items():
         table = table.append_column(name, pa.array(values))
     return table
@@ -36,9 +38,10 @@ class ScoreShard(beam.DoFn):
 
     def setup(self):
         self.model = WordAverager(*load_vectors(self.vectors_path))
+        self.language = LanguageModel.load()
 
     def process(self, path: str):
-        scored = [score_table(table, self.model) for table in iter_tables(path, schemas.PAIRS.names, self.batch_rows)]
+        scored = [score_table(table, self.model, self.language) for table in iter_tables(path, schemas.PAIRS.names, self.batch_rows)]
         table = pa.concat_tables(scored) if scored else schemas.SCORED.empty_table()
         yield write_part(table, schemas.SCORED, self.scored_dir, shard_number(path))
 

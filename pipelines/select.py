@@ -1,7 +1,7 @@
 """Training-set selection over the corpus, and the top-half selection that bootstraps the PP model.
 
-A selection keeps the rows that pass ``corpus.selection.Rules`` and then the ``n_pairs`` of
-them with the smallest hash of (seed, id): a seeded random sample whose membership is one exact
+A selection keeps the rows that pass ``corpus.selection.Rules`` and then the ``Sample.n_pairs``
+of them with the smallest hash of (seed, id): a seeded random sample whose membership is one exact
 cut (``pipelines.deciles.find_cuts``), so it is the same on any runner and any sharding. With
 the release filters, exact duplicates are removed first: rows are routed by a hash of their
 token strings, so identical pairs meet in one group, and the smallest id is kept.
@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 import schemas
 from corpus.deciles import Key, assign, cut_ranks
 from corpus.ids import id_hashes
-from corpus.selection import Rules, drop_duplicates
+from corpus.selection import Rules, Sample, drop_duplicates
 from pipelines.batches import IdKeys, Source, shard_number
 from pipelines.deciles import DEFAULT_SAMPLE, RunPipeline, find_cuts
 from pipelines.io import dataset_files, write_part
@@ -87,26 +87,25 @@ def select_training_set(
     run_pipeline: RunPipeline,
     corpus_files: list[str],
     rules: Rules,
-    n_pairs: int,
-    seed: int,
+    sample: Sample,
     out_dir: str,
     work_dir: str,
     sample_size: int = DEFAULT_SAMPLE,
 ) -> dict[str, int]:
     """Write the selection to ``out_dir``; returns how many rows passed the rules and how many were kept."""
     files = rules.files(corpus_files)
-    keys = IdKeys(((SAMPLE, None),), salt=f"{seed}:")
-    if rules.release:
+    keys = IdKeys(((SAMPLE, None),), salt=f"{sample.sample_seed}:")
+    if rules.release_filter:
         candidates = f"{work_dir}/candidates"
         shards = max(1, len({shard_number(path) for path in files}))
         run_pipeline(lambda p: build_candidates(p, files, rules, candidates, shards))
         source = Source(tuple(dataset_files(candidates)), keys)
     else:
         source = Source(tuple(files), keys, rules)
-    counts, cuts = find_cuts(run_pipeline, source, functools.partial(first_n, n_pairs), work_dir, sample_size)
+    counts, cuts = find_cuts(run_pipeline, source, functools.partial(first_n, sample.n_pairs), work_dir, sample_size)
     available = counts.get(SAMPLE, 0)
     run_pipeline(lambda p: build_write_kept(p, source, SAMPLE, cuts.get(SAMPLE, []), 0, schemas.TRAINING, out_dir))
-    return {"passed_rules": available, "selected": min(n_pairs, available) if n_pairs else available}
+    return {"passed_rules": available, "selected": min(sample.n_pairs, available) if sample.n_pairs else available}
 
 
 def select_top_half(run_pipeline: RunPipeline, pairs_files: list[str], out_dir: str, work_dir: str, sample_size: int = DEFAULT_SAMPLE) -> dict:

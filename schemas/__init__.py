@@ -50,12 +50,18 @@ _SCORE_FIELDS = [
     pa.field("translation_n_tokens", pa.int32(), nullable=False),
     pa.field("trigram_overlap", pa.float64(), nullable=False),
     pa.field("pp_sim", pa.float64(), nullable=False),
+    pa.field("reference_p_en", pa.float64(), nullable=False),
+    pa.field("translation_p_en", pa.float64(), nullable=False),
+    pa.field("unigram_f1", pa.float64(), nullable=False),
+    pa.field("kendall_tau", pa.float64(), nullable=False),
 ]
 
 _DECILE_FIELDS = [
     pa.field("decile_trans", pa.int8(), nullable=False),
     pa.field("decile_trigram", pa.int8(), nullable=False),
     pa.field("decile_pp", pa.int8(), nullable=False),
+    pa.field("decile_unigram", pa.int8(), nullable=False),
+    pa.field("decile_tau", pa.int8(), nullable=False),
 ]
 
 _REJECTS_FIELDS = [
@@ -75,13 +81,13 @@ def _schema(name: str, version: int, fields: list[pa.Field]) -> pa.Schema:
 BITEXT = _schema("bitext", 1, _BITEXT_FIELDS)
 REJECTS = _schema("rejects", 1, _REJECTS_FIELDS)
 PAIRS = _schema("pairs", 1, _PAIRS_FIELDS)
-SCORED = _schema("scored", 1, [*_PAIRS_FIELDS, *_SCORE_FIELDS])
-CORPUS = _schema("corpus", 1, [*_PAIRS_FIELDS, *_SCORE_FIELDS, *_DECILE_FIELDS])
+SCORED = _schema("scored", 2, [*_PAIRS_FIELDS, *_SCORE_FIELDS])
+CORPUS = _schema("corpus", 2, [*_PAIRS_FIELDS, *_SCORE_FIELDS, *_DECILE_FIELDS])
 # The corpus is hive-partitioned by decile_pp: that column lives in the directory names
 # (decile_pp=<d>/), so each file holds every CORPUS column but it.
-CORPUS_FILE = _schema("corpus", 1, [field for field in CORPUS if field.name != "decile_pp"])
+CORPUS_FILE = _schema("corpus", 2, [field for field in CORPUS if field.name != "decile_pp"])
 # A training selection: corpus rows in plain (unpartitioned) files.
-TRAINING = _schema("training", 1, list(CORPUS))
+TRAINING = _schema("training", 2, list(CORPUS))
 
 ALL = {"bitext": BITEXT, "rejects": REJECTS, "pairs": PAIRS, "scored": SCORED, "corpus": CORPUS, "training": TRAINING}
 

@@ -26,7 +26,8 @@ from luigi.util import inherits
 
 import schemas
 from corpus.deciles import SCORERS
-from corpus.selection import Rules, parse_deciles
+from corpus.errors import InputError
+from corpus.selection import Rules, Sample
 from corpus.stats import Idf, domain_table2, summary_markdown, table2_markdown
 from corpus.wordvec import load_word_counts
 from models.encoder_io import WEIGHTS
@@ -38,6 +39,7 @@ from pipelines.score import build_score, export_encoder_vectors, sha256_of
 from pipelines.select import select_top_half, select_training_set
 from pipelines.stats import build_domain_sample
 from workflows.base import StageTask, read_manifest
+from workflows.config import config_from, with_settings
 from workflows.encoders import EvaluateSTS, TrainEncoder
 from workflows.ingest import IngestBitext, ReadsRawFiles
 
@@ -251,29 +253,26 @@ class AssignDeciles(StageTask):
 
 
 @inherits(AssignDeciles)
+@with_settings(Rules, Sample)
 class SelectTrainingSet(StageTask):
-    """Training pairs from the corpus: deciles of one scorer, the length rule, optionally the
-    authors' release filters, then a seeded random sample of --n-pairs (all when fewer pass)."""
+    """Training pairs from the corpus: deciles of one scorer, the length rule, optionally English
+    on both sides, diversity limits and the authors' release filters, then a seeded random sample
+    of --n-pairs (all when fewer pass). The parameters are ``corpus.selection.Rules`` and
+    ``Sample``, e.g. ``--scorer pp --decile 8,9 --max-unigram-f1 0.6``."""
 
     stage = "train"
-    scorer = luigi.ChoiceParameter(choices=sorted(SCORERS), default="pp", description="Score whose deciles select: pp, trigram or trans.")
-    decile = luigi.Parameter(default="8,9", description="Comma-separated deciles (0 lowest … 9 highest); the paper's training set: 8,9 of pp.")
-    max_tokens = luigi.IntParameter(default=30, description="Both sides at most this many tokens (0: no length rule).")
-    release_filter = luigi.BoolParameter(default=False, description="Also 0.4 ≤ pp ≤ 1.0, trigram overlap ≤ 0.7, mean length 5–40, exact duplicates removed.")
-    n_pairs = luigi.IntParameter(default=5_000_000, description="Pairs sampled (the paper: 5M); all that pass when fewer, 0: all.")
-    sample_seed = luigi.IntParameter(default=1, description="Seed of the random sample (smallest hash of seed and id).")
 
     def requires(self):
         return self.clone(AssignDeciles)
 
     def build(self, partial_dir: Path) -> dict:
-        rules = Rules(self.scorer, parse_deciles(self.decile), self.max_tokens, self.release_filter)
+        rules = config_from(self, Rules)
         corpus_files = io.dataset_files(str(self.requires().corpus_dir()))
         out = partial_dir / "pairs"
-        counts = select_training_set(self.run_pipeline, corpus_files, rules, self.n_pairs, self.sample_seed, str(out), str(partial_dir), self.requires().sample_size)
+        counts = select_training_set(self.run_pipeline, corpus_files, rules, config_from(self, Sample), str(out), str(partial_dir), self.requires().sample_size)
         shutil.rmtree(partial_dir / "candidates", ignore_errors=True)
         if not counts["selected"]:
-            raise ValueError(f"no corpus pair passes {rules}; widen the deciles or the length rule")
+            raise InputError(f"no corpus pair passes {rules}; widen the deciles or loosen the rules")
         self.progress(f"{counts['selected']} pairs selected of {counts['passed_rules']} that pass {rules}", 100)
         return {"schema": {"training": schemas.version_of(schemas.TRAINING)}, "rows": {"training": counts["selected"]}, **counts}
 

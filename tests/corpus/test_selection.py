@@ -2,7 +2,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from corpus.selection import Rules, drop_duplicates, parse_deciles
+from corpus.errors import InputError
+from corpus.selection import Rules, Sample, drop_duplicates, parse_deciles
+from corpus.settings import settings_of
 
 
 def rows(**columns):
@@ -11,6 +13,8 @@ def rows(**columns):
         "decile_pp": [9] * n, "decile_trigram": [0] * n, "decile_trans": [5] * n,
         "reference_n_tokens": [10] * n, "translation_n_tokens": [10] * n,
         "pp_sim": [0.8] * n, "trigram_overlap": [0.1] * n,
+        "reference_p_en": [0.9] * n, "translation_p_en": [0.9] * n,
+        "unigram_f1": [0.5] * n, "kendall_tau": [0.5] * n, "decile_unigram": [3] * n, "decile_tau": [4] * n,
     }
     base.update(columns)
     return pa.table(base)
@@ -18,9 +22,9 @@ def rows(**columns):
 
 def test_decile_rule_uses_the_chosen_scorer():
     table = rows(decile_pp=[9, 8, 7, 9], decile_trigram=[0, 9, 9, 1])
-    assert Rules("pp", (8, 9))(table).tolist() == [True, True, False, True]
-    assert Rules("trigram", (9,))(table).tolist() == [False, True, True, False]
-    assert Rules("pp", ())(table).all()
+    assert Rules("pp", "8,9")(table).tolist() == [True, True, False, True]
+    assert Rules("trigram", "9")(table).tolist() == [False, True, True, False]
+    assert Rules("pp", "")(table).all()
 
 
 def test_length_rule_applies_to_both_sides():
@@ -37,14 +41,14 @@ def test_release_filters():
         translation_n_tokens=[10, 10, 10, 10, 5, 5, 40, 41],
     )
     # mean lengths: 4.5 is too short, 5 and 40 pass, 41 is too long (and over the 30-token rule)
-    assert Rules(max_tokens=0, release=True)(table).tolist() == [True, False, True, False, False, True, True, False]
+    assert Rules(max_tokens=0, release_filter=True)(table).tolist() == [True, False, True, False, False, True, True, False]
     assert Rules(max_tokens=0)(table).all()
 
 
 def test_pp_selection_opens_only_its_partition_directories():
     files = [f"/c/corpus/decile_pp={d}/part-00000.parquet" for d in range(10)]
-    assert Rules("pp", (8, 9)).files(files) == files[8:]
-    assert Rules("trans", (9,)).files(files) == files
+    assert Rules("pp", "8,9").files(files) == files[8:]
+    assert Rules("trans", "9").files(files) == files
 
 
 def test_drop_duplicates_keeps_the_smallest_id_per_identical_pair():
@@ -57,10 +61,40 @@ def test_drop_duplicates_keeps_the_smallest_id_per_identical_pair():
     assert drop_duplicates(table.slice(0, 0)).num_rows == 0
 
 
-def test_parse_deciles_and_unknown_scorer():
+def test_english_rule_needs_both_sides_english():
+    table = rows(reference_p_en=[0.9, 0.2, 0.9, 0.5, 0.49], translation_p_en=[0.9, 0.9, 0.1, 0.5, 0.9])
+    assert Rules(english_only=True)(table).tolist() == [True, False, False, True, False]
+    assert Rules(english_only=True, min_p_en=0.1)(table).tolist() == [True, True, True, True, True]
+    # the release filters include it (the other release rules pass on these rows)
+    assert Rules(release_filter=True)(table).tolist() == [True, False, False, True, False]
+    assert Rules()(table).all() and "reference_p_en" not in Rules().columns
+
+
+def test_diversity_rules_and_deciles():
+    # "PP decile ≥ 8 and unigram F1 ≤ 0.6"
+    table = rows(decile_pp=[9, 8, 7, 9, 9], unigram_f1=[0.6, 0.2, 0.1, 0.61, 0.0], kendall_tau=[1.0, -0.5, 0.0, 0.0, 0.3])
+    assert Rules("pp", "8,9", max_unigram_f1=0.6)(table).tolist() == [True, True, False, False, True]
+    assert Rules("pp", "", max_kendall_tau=0.3)(table).tolist() == [False, True, True, True, True]
+    assert Rules("pp", "8,9", max_unigram_f1=0.6, max_kendall_tau=0.0)(table).tolist() == [False, True, False, False, False]
+    assert Rules("unigram", "3")(table).all() and not Rules("tau", "3")(table).any()
+    assert {"unigram_f1", "kendall_tau"} <= set(Rules(max_unigram_f1=0.5, max_kendall_tau=0.5).columns)
+
+
+def test_parse_deciles_and_bad_settings():
     assert parse_deciles("9, 8,8") == (8, 9) and parse_deciles("") == ()
-    with pytest.raises(ValueError, match="0-9"):
-        parse_deciles("10")
-    with pytest.raises(ValueError, match="scorer"):
+    for bad in ("10", "8;9"):
+        with pytest.raises(InputError, match="--decile"):
+            parse_deciles(bad)
+    with pytest.raises(InputError, match="--scorer"):
         Rules("bleu")
+    with pytest.raises(InputError, match="--decile"):
+        Rules(decile="x")
+    with pytest.raises(InputError, match="--min-p-en"):
+        Rules(min_p_en=1.5)
     assert np.isin(Rules().columns, ["decile_pp"]).any()
+
+
+def test_selection_settings_are_declared_once_with_help():
+    names = [f.name for f in settings_of(Rules) + settings_of(Sample)]
+    assert names[:4] == ["scorer", "decile", "max_tokens", "release_filter"] and names[-2:] == ["n_pairs", "sample_seed"]
+    assert all(f.metadata["help"] for f in settings_of(Rules) + settings_of(Sample))

@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 
+from corpus.language import LanguageModel
 from corpus.scoring import score_texts
 from corpus.similarity import WordAverager
 from corpus.tokenbatch import TokenBatch
@@ -49,11 +50,14 @@ def test_vectorized_equals_a_per_pair_loop_on_random_data():
 
 def test_score_texts_lowercases_and_tokenizes_both_sides():
     model = WordAverager(["the", "cat", "sat", "."], np.eye(4, dtype=np.float32))
-    columns = score_texts(["The cat sat."], ["the CAT sat ."], model)
+    columns = score_texts(["The cat sat."], ["the CAT sat ."], model, LanguageModel.load())
     assert columns["reference_tok"] == ["the cat sat ."] == columns["translation_tok"]
     assert columns["reference_n_tokens"].tolist() == [4] and columns["translation_n_tokens"].tolist() == [4]
     assert columns["trigram_overlap"].tolist() == [1.0]
     assert columns["pp_sim"][0] == pytest.approx(1.0)
+    assert columns["unigram_f1"].tolist() == [1.0] and columns["kendall_tau"].tolist() == [1.0]
+    # langid reads each side as written (case and spacing kept), not its tokens
+    assert columns["reference_p_en"][0] != columns["translation_p_en"][0] and min(columns["reference_p_en"][0], columns["translation_p_en"][0]) > 0.99
 
 
 def test_mismatched_words_and_vectors_are_rejected():

@@ -20,7 +20,8 @@ def run_in_process(build):
 
 
 def scored_table(n, seed=0):
-    """Scored rows with heavy ties: 60% of trigram overlaps are 0, pp_sim has 20 values."""
+    """Scored rows with heavy ties: 60% of trigram overlaps are 0, pp_sim has 20 values, 30% of
+    Kendall taus are 1.0 (fewer than two shared words)."""
     rng = np.random.default_rng(seed)
     ids = [f"doc-{i:06d}" for i in range(n)]
     return pa.table({
@@ -32,6 +33,9 @@ def scored_table(n, seed=0):
         "reference_n_tokens": np.full(n, 2, np.int32), "translation_n_tokens": np.full(n, 2, np.int32),
         "trigram_overlap": np.where(rng.random(n) < 0.6, 0.0, rng.random(n)),
         "pp_sim": rng.integers(0, 20, n) / 20.0,
+        "reference_p_en": rng.random(n), "translation_p_en": rng.random(n),
+        "unigram_f1": rng.integers(0, 11, n) / 10.0,
+        "kendall_tau": np.where(rng.random(n) < 0.3, 1.0, rng.uniform(-1, 1, n)),
     })
 
 
@@ -61,7 +65,7 @@ def table():
 def test_deciles_are_equal_sized_ordered_and_shard_independent(tmp_path, table):
     root, counts, cuts, one = assign(tmp_path, table, shards=1, name="one")
     _, _, cuts7, seven = assign(tmp_path, table, shards=7, sample_size=500, name="seven")
-    assert counts == {"trans": 3_001, "trigram": 3_001, "pp": 3_001} and cuts == cuts7
+    assert counts == dict.fromkeys(stage.SCORERS, 3_001) and cuts == cuts7
     for name, column in stage.SCORERS.items():
         bins = one[f"decile_{name}"].astype(int)
         sizes = np.bincount(bins, minlength=10)
@@ -70,6 +74,7 @@ def test_deciles_are_equal_sized_ordered_and_shard_independent(tmp_path, table):
         assert (by_bin.max().to_numpy()[:-1] <= by_bin.min().to_numpy()[1:]).all()
         np.testing.assert_array_equal(bins, seven[f"decile_{name}"].astype(int))
     assert (one["trigram_overlap"][one["decile_trigram"] < 5] == 0).all()
+    assert (one["kendall_tau"][one["decile_tau"] >= 8] == 1.0).all()
     summary = json.loads((root / "summary.json").read_text())
     assert sum(entry["rows"] for entry in summary["pp"].values()) == 3_001
     assert all(len(entry["examples"]) == 2 for entry in summary["trigram"].values())

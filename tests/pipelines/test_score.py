@@ -7,6 +7,7 @@ import pytest
 from test_deciles_pipeline import run_in_process, write_shards
 
 import schemas
+from corpus.language import LanguageModel
 from corpus.readers import InputUnit
 from corpus.scoring import score_texts
 from corpus.similarity import WordAverager
@@ -50,7 +51,7 @@ def test_scored_shards_keep_numbers_rows_and_match_the_core(tmp_path):
         pd.testing.assert_frame_equal(after[list(before.columns)], before)
     scored = pd.read_parquet(tmp_path / "scored").sort_values("id").reset_index(drop=True)
     assert list(scored.columns) == schemas.SCORED.names and len(scored) == 300
-    expected = score_texts(pairs.column("reference").to_pylist(), pairs.column("translation").to_pylist(), WordAverager(*load_vectors(vectors)))
+    expected = score_texts(pairs.column("reference").to_pylist(), pairs.column("translation").to_pylist(), WordAverager(*load_vectors(vectors)), LanguageModel.load())
     for name, values in expected.items():
         np.testing.assert_array_equal(scored[name].to_numpy(), np.asarray(values), err_msg=name)
     assert 0 < (scored.trigram_overlap == 0).mean() < 1 and scored.pp_sim.between(-1, 1).all()

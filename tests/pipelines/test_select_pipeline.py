@@ -6,7 +6,7 @@ from test_deciles_pipeline import assign, run_in_process, scored_table, write_sh
 
 import schemas
 from corpus.ids import id_hash
-from corpus.selection import Rules
+from corpus.selection import Rules, Sample
 from pipelines.io import dataset_files
 from pipelines.select import select_top_half, select_training_set
 
@@ -28,9 +28,9 @@ def corpus_files(tmp_path, table, shards, name):
     return root, dataset_files(str(root / "corpus"))
 
 
-def select(tmp_path, files, name, **kwargs):
+def select(tmp_path, files, name, rules=None, **sample):
     out = tmp_path / name
-    counts = select_training_set(run_in_process, files, kwargs.pop("rules", Rules()), out_dir=str(out / "train"), work_dir=str(out), **kwargs)
+    counts = select_training_set(run_in_process, files, rules or Rules(), Sample(**sample), out_dir=str(out / "train"), work_dir=str(out))
     return counts, pd.read_parquet(out / "train").sort_values("id").reset_index(drop=True)
 
 
@@ -39,27 +39,28 @@ def test_selection_honours_deciles_length_and_sample_size(tmp_path, table):
     corpus = pd.read_parquet(root / "corpus")
     corpus["decile_pp"] = corpus["decile_pp"].astype(int)
     eligible = corpus[corpus.decile_pp.isin([8, 9]) & (corpus.reference_n_tokens <= 30) & (corpus.translation_n_tokens <= 30)]
-    counts, everything = select(tmp_path, files, "all", n_pairs=0, seed=1)
+    counts, everything = select(tmp_path, files, "all", n_pairs=0, sample_seed=1)
     assert counts == {"passed_rules": len(eligible), "selected": len(eligible)}
     assert sorted(everything.id) == sorted(eligible.id)
     assert list(everything.columns) == schemas.TRAINING.names
 
-    counts, sample = select(tmp_path, files, "s1", n_pairs=100, seed=1)
+    counts, sample = select(tmp_path, files, "s1", n_pairs=100, sample_seed=1)
     smallest = sorted(eligible.id, key=lambda i: id_hash(f"1:{i}"))[:100]
     assert counts["selected"] == 100 and sorted(sample.id) == sorted(smallest)
-    _, other_seed = select(tmp_path, files, "s2", n_pairs=100, seed=2)
+    _, other_seed = select(tmp_path, files, "s2", n_pairs=100, sample_seed=2)
     assert set(other_seed.id) != set(sample.id)
     _, files7 = corpus_files(tmp_path, table, 7, "c7")
-    _, resharded = select(tmp_path, files7, "s1b", n_pairs=100, seed=1)
+    _, resharded = select(tmp_path, files7, "s1b", n_pairs=100, sample_seed=1)
     pd.testing.assert_frame_equal(resharded, sample)
 
 
 def test_release_filters_remove_duplicates(tmp_path, table):
     root, files = corpus_files(tmp_path, table, 2, "c2")
-    rules = Rules("trigram", (), max_tokens=30, release=True)
-    counts, selected = select(tmp_path, files, "release", rules=rules, n_pairs=0, seed=1)
+    rules = Rules("trigram", "", max_tokens=30, release_filter=True)
+    counts, selected = select(tmp_path, files, "release", rules=rules, n_pairs=0, sample_seed=1)
     assert not selected.duplicated(["reference_tok", "translation_tok"]).any()
     assert ((selected.pp_sim >= 0.4) & (selected.trigram_overlap <= 0.7)).all()
+    assert ((selected.reference_p_en >= 0.5) & (selected.translation_p_en >= 0.5)).all()
     mean = (selected.reference_n_tokens + selected.translation_n_tokens) / 2
     assert ((mean >= 5) & (mean <= 40)).all() and counts["selected"] == len(selected)
     # one row per distinct passing pair: the one with the smallest id
@@ -67,6 +68,15 @@ def test_release_filters_remove_duplicates(tmp_path, table):
     passing = corpus[rules(pa.Table.from_pandas(corpus))]
     assert len(passing) > len(selected) > 0
     assert set(selected.id) == set(passing.groupby(["reference_tok", "translation_tok"]).id.min())
+
+
+def test_diversity_rules_select_what_they_say(tmp_path, table):
+    root, files = corpus_files(tmp_path, table, 2, "c2d")
+    rules = Rules("pp", "8,9", max_tokens=0, max_unigram_f1=0.6, max_kendall_tau=0.5)
+    counts, selected = select(tmp_path, files, "diverse", rules=rules, n_pairs=0, sample_seed=1)
+    corpus = pd.read_parquet(root / "corpus")
+    expected = corpus[(corpus.decile_pp.astype(int) >= 8) & (corpus.unigram_f1 <= 0.6) & (corpus.kendall_tau <= 0.5)]
+    assert 0 < counts["selected"] == len(expected) < len(corpus) and sorted(selected.id) == sorted(expected.id)
 
 
 def test_top_half_by_translation_score(tmp_path, table):

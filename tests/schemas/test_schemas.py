@@ -45,5 +45,6 @@ def test_nullable_score_and_write_table_round_trip(tmp_path):
 
 def test_every_dataset_schema_is_versioned_and_corpus_extends_pairs():
     for name, schema in schemas.ALL.items():
-        assert schemas.version_of(schema) == f"{name}/1"
+        dataset, version = schemas.version_of(schema).split("/")
+        assert dataset == name and int(version) >= 1
     assert set(schemas.PAIRS.names) < set(schemas.SCORED.names) < set(schemas.CORPUS.names)

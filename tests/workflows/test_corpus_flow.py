@@ -10,14 +10,17 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 from conftest import squeezed
+from luigi.cmdline_parser import CmdlineParser
 from nmt_fixtures import tiny_nmt_fixture, toy_pairs  # noqa: F401 - the tiny_nmt fixture
 from test_encoders_flow import TINY, fill_sts, sts_dir  # noqa: F401 - sts_dir is a fixture
 
 import schemas
 from corpus.ids import shard_of
+from corpus.selection import Rules, Sample
 from pipelines.io import write_part
 from workflows import BuildParaNMT
 from workflows.base import read_manifest
+from workflows.config import config_from
 from workflows.corpus import (
     AssignDeciles,
     CorpusStats,
@@ -78,8 +81,10 @@ def test_score_rank_summarize_select_and_stats(luigi_workdir, pairs_dir, vectors
     assert len(scored["pp_model"]["sha256"]) == 64
     corpus = pd.read_parquet(corpus_task.corpus_dir())
     assert len(corpus) == 400 and set(corpus.columns) == set(schemas.CORPUS.names)
-    for scorer in ("pp", "trigram", "trans"):
+    for scorer in ("pp", "trigram", "trans", "unigram", "tau"):
         assert (corpus[f"decile_{scorer}"].astype(int).value_counts() == 40).all()
+    # the toy sentences are made of English words only
+    assert (corpus.reference_p_en > 0.5).mean() > 0.9 and corpus.unigram_f1.between(0, 1).all() and corpus.kendall_tau.between(-1, 1).all()
     summary = json.loads((corpus_task.output_dir / "summary.json").read_text())
     assert summary["rows"] == 400 and summary["deciles"]["pp"]["9"]["rows"] == 40
     assert len(summary["deciles"]["trigram"]["0"]["examples"]) == 2
@@ -93,6 +98,11 @@ def test_score_rank_summarize_select_and_stats(luigi_workdir, pairs_dir, vectors
     assert (selected[["reference_n_tokens", "translation_n_tokens"]] <= 30).all().all()
     assert read_manifest(select.output_dir)["passed_rules"] == int(((corpus.decile_pp.astype(int) == 9) & (corpus.reference_n_tokens <= 30) & (corpus.translation_n_tokens <= 30)).sum())
 
+    diverse = SelectTrainingSet(pairs=pairs_dir, pp_vectors=vectors, examples=2, decile="", max_unigram_f1=0.6, n_pairs=0, max_tokens=0)
+    build(diverse)
+    expected = corpus[corpus.unigram_f1 <= 0.6]
+    assert 0 < len(expected) == len(pd.read_parquet(diverse.output_dir / "pairs")) < 400
+
     counts = tmp_path / "counts.txt"
     counts.write_text("".join(f"{w} {10 * (i + 1)}\n" for i, w in enumerate(WORDS)))
     stats = CorpusStats(pairs=pairs_dir, pp_vectors=vectors, examples=2, word_counts=str(counts))
@@ -102,6 +112,16 @@ def test_score_rank_summarize_select_and_stats(luigi_workdir, pairs_dir, vectors
     assert table2["news"]["sentences"] + table2["subtitlesM"]["sentences"] == 400
     assert table2["(all)"]["length"]["mean"] == pytest.approx(corpus.reference_n_tokens.mean())
     assert "| Avg. IDF |" in squeezed((stats.output_dir / "stats.md").read_text())
+
+
+def test_selection_parameters_keep_their_command_line_names():
+    args = ["SelectTrainingSet", "--scorer", "trigram", "--decile", "0,1", "--max-tokens", "20", "--release-filter",
+            "--n-pairs", "10", "--sample-seed", "3", "--max-unigram-f1", "0.6", "--max-kendall-tau", "0.2", "--english-only"]
+    with CmdlineParser.global_instance(args) as parser:
+        task = parser.get_task_obj()
+    rules, sample = config_from(task, Rules), config_from(task, Sample)
+    assert rules == Rules("trigram", "0,1", 20, True, True, 0.5, 0.6, 0.2) and sample == Sample(10, 3)
+    assert task.param_kwargs["release_filter"] is True and TrainOnFiltered.get_param_names().count("max_unigram_f1") == 1
 
 
 @pytest.fixture

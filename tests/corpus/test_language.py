@@ -1,0 +1,55 @@
+import numpy as np
+import pytest
+
+from corpus.language import LanguageModel
+
+CZECH = [
+    "Dnes ráno jsem šel do práce pěšky, protože autobus nejel.",
+    "Vláda schválila nový zákon o ochraně přírody.",
+    "Můžete mi prosím říct, kde je nádraží?",
+    "Děti si hrají na zahradě se psem.",
+]
+ENGLISH = [
+    "This morning I walked to work because the bus was not running.",
+    "The government approved a new law on nature protection.",
+    "Could you please tell me where the railway station is?",
+    "The children are playing in the garden with the dog.",
+]
+THRESHOLD = 0.5  # Rules.min_p_en's default
+
+
+def langid_p_en(texts):
+    """langid.py's own answer, one sentence at a time: the oracle."""
+    import langid.langid
+
+    identifier = langid.langid.LanguageIdentifier.from_modelstring(langid.langid.model, norm_probs=True)
+    return np.array([dict(identifier.rank(text))["en"] for text in texts])
+
+
+def test_czech_is_not_english_and_english_is():
+    p_en = LanguageModel.load().probability(CZECH + ENGLISH)
+    assert (p_en[:4] < 1e-9).all() and (p_en[4:] > 1 - 1e-9).all()
+
+
+def test_the_batch_equals_langid_one_sentence_at_a_time():
+    # odd cases: an empty side, one byte, a sentence with no feature (langid falls back to its
+    # prior), a short Czech line langid takes for English, and 4-byte UTF-8
+    texts = [*CZECH, *ENGLISH, "", "a", "I see.", "Nejde to tryskem.", "emoji 😀 ok"]
+    np.testing.assert_allclose(LanguageModel.load().probability(texts), langid_p_en(texts), rtol=1e-9, atol=1e-12)
+    assert LanguageModel.load().probability([]).shape == (0,)
+
+
+@pytest.mark.slow
+def test_real_czech_and_english_lines(shared_path):
+    """WMT21 news test: the Czech source and the human English reference (1,000 lines each)."""
+    wmt = shared_path("csen", "wmt21")
+    czech = (wmt / "newstest2021.cs-en.src.cs").read_text(encoding="utf-8").splitlines()
+    english = (wmt / "newstest2021.cs-en.ref.A.en").read_text(encoding="utf-8").splitlines()
+    model = LanguageModel.load()
+    p_cs, p_en = model.probability(czech), model.probability(english)
+    np.testing.assert_allclose(p_cs[:100], langid_p_en(czech[:100]), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(p_en[:100], langid_p_en(english[:100]), rtol=1e-9, atol=1e-12)
+    # measured: 1 Czech line of 1,000 passes ("Nejde to tryskem."), 977 English lines pass
+    # (the others are mostly Czech names: "According to Nováková, no one arrived at Blažim.")
+    assert (p_cs >= THRESHOLD).sum() <= 3 and (p_en >= THRESHOLD).mean() > 0.95
+    assert p_cs[czech.index("Debutant šampionem!")] < THRESHOLD
