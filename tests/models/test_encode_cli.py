@@ -55,13 +55,22 @@ def test_exported_word_vectors_reproduce_the_word_avg_embedding(word_avg, tmp_pa
     np.testing.assert_allclose(load_encoder(word_avg, "cpu").encode([sentence])[0], mean, rtol=1e-5, atol=1e-6)
 
 
-def test_vectors_need_a_word_avg_model_and_load_needs_a_model(tmp_path):
+def test_vectors_need_a_word_avg_model_and_load_needs_a_model(word_avg, tmp_path, capsys):
     directory = tmp_path / "trigram"
     train_encoder((FIRST, SECOND), directory, EncoderConfig(model="trigram_avg", embed_dim=4), TrainConfig(epochs=1))
     with pytest.raises(ValueError, match="word_avg"):
         load_encoder(directory, "cpu").word_vectors()
     with pytest.raises(FileNotFoundError, match="config.json"):
         load_encoder(tmp_path, "cpu")
+    # The command line says the same in one line.
+    for argv, message in (
+        (["vectors", "--model", str(directory), "--output", str(tmp_path / "v.txt")], "word_avg"),
+        (["embed", "--model", str(tmp_path / "nothing"), "--input", "x", "--output", "y"], "config.json is missing"),
+        (["embed", "--model", str(word_avg), "--input", str(tmp_path / "absent.txt"), "--output", "y"], "absent.txt"),
+    ):
+        assert main(argv) == 2
+        error = capsys.readouterr().err
+        assert error.startswith(f"paranmt-encode {argv[0]}: error:") and error.count("\n") == 1 and message in error
 
 
 def test_console_script_is_wired():
