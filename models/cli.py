@@ -51,10 +51,6 @@ def parser() -> argparse.ArgumentParser:
 
 
 def export(model: str, output: str) -> None:
-    """The ``export`` command; refuses to scatter files into a directory that is not an export."""
-    target = Path(output)
-    if target.is_dir() and any(target.iterdir()) and not (target / "modules.json").exists():
-        raise InputError(f"--sentence-transformers {output}: a non-empty directory that is not an export; choose a new one")
     try:
         from models.sentence_transformers_export import export_sentence_transformer
     except ImportError as error:

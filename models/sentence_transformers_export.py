@@ -15,21 +15,27 @@ imports any module class that is not its own.
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from corpus.errors import InputError
+from corpus.files import write_atomically
+from models.encoder_io import Featurizers, load_model, save_setup, save_weights
+from models.encoders import Encoder, EncoderConfig
+from models.featurizers import featurize
+
 
 def hide_broken_torchaudio() -> None:
     """Keep transformers from importing a torchaudio that cannot load.
 
-    fairseq-fixed pulls in PyPI's torchaudio, a CUDA build that fails to load beside a CPU torch
-    (and beside any torch but its own version); transformers imports it whenever it is installed,
-    so ``import sentence_transformers`` would fail. A ``None`` entry in ``sys.modules`` is
-    Python's mark for "not importable": transformers then runs without audio support. A
-    torchaudio that does load is left alone."""
+    fairseq-fixed pulls in PyPI's torchaudio, a CUDA build that fails to load beside a CPU torch;
+    transformers imports it whenever it is installed, so ``import sentence_transformers`` would
+    fail. A ``None`` entry in ``sys.modules`` is Python's mark for "not importable": transformers
+    then runs without audio support. A torchaudio that does load is left alone."""
     try:
         import torchaudio  # noqa: F401
     except (ImportError, OSError):
@@ -40,10 +46,6 @@ hide_broken_torchaudio()
 
 from sentence_transformers import SentenceTransformer  # noqa: E402
 from sentence_transformers.base.modules.input_module import InputModule  # noqa: E402
-
-from models.encoder_io import Featurizers, load_model, save_setup, save_weights  # noqa: E402
-from models.encoders import Encoder, EncoderConfig  # noqa: E402
-from models.featurizers import featurize  # noqa: E402
 
 
 class ParaNMTEncoderModule(InputModule):
@@ -86,12 +88,23 @@ class ParaNMTEncoderModule(InputModule):
 
 
 def export_sentence_transformer(model_dir: str | Path, output_dir: str | Path) -> SentenceTransformer:
-    """Write the encoder in ``model_dir`` as a sentence-transformers model in ``output_dir``,
-    with a model card that says how to load it."""
-    module = ParaNMTEncoderModule.from_model_dir(model_dir)
+    """Write the encoder in ``model_dir`` as a sentence-transformers model in ``output_dir``, with
+    a model card that says how to load it. A previous export there is replaced whole; any other
+    non-empty path is refused rather than mixed with the export's files."""
+    output = Path(output_dir)
+    previous_export = (output / "modules.json").exists()
+    if output.exists() and not previous_export and (not output.is_dir() or any(output.iterdir())):
+        raise InputError(f"{output} exists and is not a sentence-transformers export; choose a new directory")
+    module = ParaNMTEncoderModule.from_model_dir(model_dir)  # a bad model fails before anything is removed
     model = SentenceTransformer(modules=[module], device="cpu", similarity_fn_name="cosine")
-    model.save(str(output_dir), create_model_card=False)
-    (Path(output_dir) / "README.md").write_text(model_card(module, Path(output_dir).name), encoding="utf-8")
+
+    def save(directory: Path) -> None:
+        model.save(str(directory), create_model_card=False)
+        (directory / "README.md").write_text(model_card(module, output.name), encoding="utf-8")
+
+    if output.exists():
+        shutil.rmtree(output)
+    write_atomically(output, save)
     return model
 
 

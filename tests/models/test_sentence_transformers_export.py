@@ -95,12 +95,17 @@ def test_export_errors_are_one_line_and_a_previous_export_is_replaced(trained, t
     (other / "keep.txt").write_text("mine")
     assert main(["export", "--model", str(trained["word_avg"]), "--sentence-transformers", str(other)]) == 2
     error = capsys.readouterr().err
-    assert error.count("\n") == 1 and "not an export" in error and sorted(p.name for p in other.iterdir()) == ["keep.txt"]
+    assert error.count("\n") == 1 and "not a sentence-transformers export" in error
+    assert sorted(p.name for p in other.iterdir()) == ["keep.txt"]
 
-    for kind in ("word_avg", "bilstm_avg"):
+    for kind in ("word_avg", "bilstm_avg"):  # words, then pieces: nothing of the first is left
         assert main(["export", "--model", str(trained[kind]), "--sentence-transformers", str(out)]) == 0
     replaced = SentenceTransformer(str(out), trust_remote_code=True, device="cpu")
     assert replaced.get_embedding_dimension() == 6
+    assert [p.name for p in (out / "features" / "tokens").iterdir()] == ["pieces.model"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes", "out"]  # no temporaries left
+    assert main(["export", "--model", str(tmp_path / "no-model"), "--sentence-transformers", str(out)]) == 2
+    assert (out / "modules.json").exists()  # a failed export leaves the previous one in place
 
 
 @pytest.mark.slow
