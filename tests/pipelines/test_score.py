@@ -1,4 +1,5 @@
 import gzip
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -55,6 +56,8 @@ def test_scored_shards_keep_numbers_rows_and_match_the_core(tmp_path):
     for name, values in expected.items():
         np.testing.assert_array_equal(scored[name].to_numpy(), np.asarray(values), err_msg=name)
     assert 0 < (scored.trigram_overlap == 0).mean() < 1 and scored.pp_sim.between(-1, 1).all()
+    run_in_process(lambda p: build_score(p, files, str(tmp_path / "again"), vectors, batch_rows=32))
+    assert all((tmp_path / "again" / Path(f).name).read_bytes() == Path(f).read_bytes() for f in scored_files)
 
 
 def test_release_file_becomes_pairs_with_rejects(tmp_path):
@@ -86,3 +89,6 @@ def test_real_wmt21_pairs_with_glove(tmp_path, shared_path):
     # translations of the same source are close paraphrases: high PP similarity, some trigram overlap
     assert 0.85 < scored.pp_sim.mean() < 1.0 and 0.1 < scored.trigram_overlap.mean() < 0.6
     assert (scored.reference_n_tokens > 0).all()
+    # both sides are English; a system translation shares most words, in mostly the same order
+    assert (scored.reference_p_en >= 0.5).mean() > 0.95 and (scored.translation_p_en >= 0.5).mean() > 0.95
+    assert 0.5 < scored.unigram_f1.mean() < 0.75 and 0.75 < scored.kendall_tau.mean() < 0.95 and scored.kendall_tau.min() < 0
