@@ -1,7 +1,8 @@
 """Language identification of a whole batch of sentences with langid.py's model (Lui & Baldwin
-2012, the tool the ParaNMT release used to keep English sides), vectorized.
+2012; it ships inside the package, so the ParaNMT release's "both sides English" filter works
+offline), vectorized.
 
-langid.py classifies one sentence at a time in pure Python (about 2.7 ms a sentence, a loop over
+langid.py classifies one sentence at a time in pure Python (milliseconds a sentence, a loop over
 its bytes); the scorer stage sees millions of pairs. The model is a byte automaton whose states
 emit n-gram features and a naive Bayes table of log P(feature | language). Both are rearranged
 once: each state's features are summed into one row of log-probabilities per language, so a
@@ -18,7 +19,6 @@ import base64
 import bz2
 import functools
 import pickle
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -40,9 +40,7 @@ class LanguageModel:
     @functools.cache
     def load(cls) -> LanguageModel:
         """The model that ships inside the langid package (no download); once per process."""
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
-            from langid.langid import model
+        from langid.langid import model
         ptc, pc_, languages, next_state, outputs = pickle.loads(bz2.decompress(base64.b64decode(model)))
         prior = np.array(pc_, dtype=np.float64)
         feature_log_probs = np.array(ptc, dtype=np.float64).reshape(-1, len(prior))
