@@ -50,7 +50,8 @@ from models.losses import (
     regularization,
 )
 
-log = logging.getLogger(__name__)
+# Under "paranmt", the logger whose INFO messages (the dev scores) the workflows' console shows.
+log = logging.getLogger("paranmt.trainer")
 
 CHECKPOINT, SUMMARY = "checkpoint.pt", "training.json"
 Embed = Callable[[list[str]], np.ndarray]
@@ -370,7 +371,8 @@ class Trainer:
         score = float(dev(self.sentence_encoder().encode))
         state.dev.append((state.step, score))
         result.dev_scores.append((state.step, score))
-        log.info("step %d: dev score %.2f", state.step, score)
+        epoch = state.epoch if state.pool == 0 else state.epoch + 1  # at an epoch's end next_pool has moved on
+        log.info("epoch %d/%d, step %d: dev score %.2f", epoch, self.config.epochs, state.step, score)
         if state.best is None or score > state.best:
             state.best = result.best_score = score
             encoder_io.save_weights(self.output_dir, self.encoder)

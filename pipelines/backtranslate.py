@@ -204,15 +204,16 @@ def remove_temporaries(dataset_dir: str) -> None:
 @contextmanager
 def progress_while_running(pairs_dir: str, total: int, already: int, report: Callable[[str, float], None], every: float = 10.0) -> Iterator[None]:
     """While the body (the pipeline) runs, ``report(message, percent)`` every ``every`` seconds:
-    sentences in finished shards of ``pairs_dir`` out of ``total``, and the rate since entry
-    (``already``: rows finished by an earlier, interrupted run)."""
+    sentences in finished shards of ``pairs_dir`` out of ``total``, the rate since entry
+    (``already``: rows finished by an earlier, interrupted run) and the time left at that rate."""
     stop, started = threading.Event(), time.time()
 
     def poll() -> None:
         while not stop.wait(every):
             done = dataset_rows(pairs_dir)
             rate = (done - already) / (time.time() - started)
-            report(f"{done}/{total} sentences translated ({rate:.1f} sentences/s)", 100 * done / max(total, 1))
+            left = f"{(total - done) / rate / 60:.1f} min left" if rate > 0 else "time left unknown"
+            report(f"{done}/{total} sentences translated ({rate:.1f} sentences/s, {left})", 100 * done / max(total, 1))
 
     thread = threading.Thread(target=poll, daemon=True)
     thread.start()

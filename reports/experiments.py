@@ -28,6 +28,7 @@ from models.evaluation import TEST_YEARS, StsReport
 DEV = "STS 2017 (dev)"
 TEST_MEAN = "2012–2016 mean"
 EMPTY = "–"
+EMPTY_MEANS = f"{EMPTY}: no value: that STS set or year was absent from the STS folder when the run was evaluated (its report.json lists what was absent), or the run has no such number."
 
 
 def _number(value) -> float:
@@ -50,12 +51,17 @@ class Table:
     rows: list[list]
     note: str = ""
 
+    def notes(self) -> str:
+        """The table's note, and what an empty cell means when the table has one."""
+        empty = any(not isinstance(c, str) and cell(c) == EMPTY for row in self.rows for c in row)
+        return " ".join(text for text in (self.note, EMPTY_MEANS if empty else "") if text)
+
     def markdown(self) -> str:
         table = markdown_table(self.header, [[cell(c) for c in row] for row in self.rows])
-        return f"## {self.title}\n\n{table}" + (f"\n{self.note}\n" if self.note else "")
+        return f"## {self.title}\n\n{table}" + (f"\n{self.notes()}\n" if self.notes() else "")
 
     def html(self) -> str:
-        note = f"<p>{html.escape(self.note)}</p>" if self.note else ""
+        note = f"<p>{html.escape(self.notes())}</p>" if self.notes() else ""
         return f"<h2>{html.escape(self.title)}</h2>\n{html_table(self.header, [[cell(c) for c in row] for row in self.rows])}\n{note}\n"
 
     def to_json(self) -> dict:

@@ -34,8 +34,9 @@ from corpus.errors import InputError
 from corpus.files import write_atomically
 from pipelines.options import pipeline_options
 from workflows.config import paranmt
+from workflows.console import STAGES as log
+from workflows.console import log_level
 
-log = logging.getLogger("luigi-interface")
 MANIFEST = "_SUCCESS"
 # Part of every fingerprint: an output built by another release of the code, or with another
 # version of a dataset schema, is never reused (bump the package version when outputs change).
@@ -54,7 +55,9 @@ class _InputErrorsInOneLine(logging.Filter):
         return True
 
 
-log.addFilter(_InputErrorsInOneLine())
+logging.getLogger("luigi-interface").addFilter(_InputErrorsInOneLine())
+# A stage's running counts reach the console at most this often (every one reaches Luigi's status).
+PROGRESS_EVERY = 30.0
 
 
 def file_fingerprint(path: str) -> str:
@@ -101,6 +104,9 @@ class StageTask(luigi.Task):
     # Stages whose build skips work already in the partial directory (e.g. finished shards)
     # keep it across restarts; the others start from an empty one.
     keeps_partial_output: ClassVar[bool] = False
+    # A parameter whose value gets its own link beside ``latest`` (``latest-<value>``), for
+    # stages whose outputs of several kinds coexist (encoders of several models).
+    latest_by: ClassVar[str | None] = None
 
     def input_files(self) -> list[str]:
         """Local input files whose identity is part of the fingerprint."""
@@ -177,18 +183,25 @@ class StageTask(luigi.Task):
         log.info("%s complete: %s", self.stage, final)
 
     def _point_latest_at(self, final: Path) -> None:
-        write_atomically(final.parent / "latest", lambda link: link.symlink_to(final.name))
+        names = ["latest", *([f"latest-{getattr(self, self.latest_by)}"] if self.latest_by else [])]
+        for name in names:
+            write_atomically(final.parent / name, lambda link: link.symlink_to(final.name))
 
     def progress(self, message: str, percent: float | None = None) -> None:
-        """Report progress in the log and in Luigi's status message / progress bar."""
-        log.info("%s: %s", self.stage, message)
+        """Report progress in Luigi's status message / progress bar, and on the console: the
+        stage's first message, its last (``percent`` 100) and at most one every
+        ``PROGRESS_EVERY`` seconds in between, so a long stage does not flood it."""
         self.set_status_message(message)
         if percent is not None:
             self.set_progress_percentage(round(percent, 1))
+        now, last = time.monotonic(), getattr(self, "_last_progress_line", None)
+        if last is None or percent == 100 or now - last >= PROGRESS_EVERY:
+            self._last_progress_line = now
+            log.info("%s: %s", self.stage, message)
 
     def run_pipeline(self, build_pipeline) -> None:
         """Run ``build_pipeline(pipeline)`` on the configured Beam runner and wait for it."""
         config = paranmt()
-        options = pipeline_options(config.runner, config.direct_num_workers, config.beam_args)
+        options = pipeline_options(config.runner, config.direct_num_workers, config.beam_args, log_level())
         with beam.Pipeline(options=options) as pipeline:
             build_pipeline(pipeline)

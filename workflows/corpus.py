@@ -242,7 +242,6 @@ class AssignDeciles(StageTask):
         (partial_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
         markdown = summary_markdown(summary)
         (partial_dir / "summary.md").write_text(markdown)
-        print(markdown)
         return {
             "schema": {"corpus": schemas.version_of(schemas.CORPUS)},
             "rows": {"corpus": rows},

@@ -1,6 +1,6 @@
 """TrainEncoder (sentence pairs → a trained encoder) and EvaluateSTS (encoder → STS report).
 
-``luigi --module workflows EvaluateSTS --train-data pairs.tsv --model bilstm-avg --local-scheduler``
+``luigi --module workflows EvaluateSTS --train-data pairs.tsv --model bilstm_avg --local-scheduler``
 trains the encoder if needed, then evaluates it. The training data is a Parquet pairs/corpus
 dataset directory or a TSV of sentence pairs; a stage that produces it (e.g. a training-set
 selection) plugs in by overriding :meth:`TrainEncoder.requires` and
@@ -57,6 +57,7 @@ class TrainEncoder(StageTask):
 
     stage = "encoders"
     keeps_partial_output = True  # the partial directory holds the resumable checkpoint
+    latest_by = "model"  # encoders/latest-word_avg, … beside encoders/latest
 
     train_data = luigi.Parameter(default="", description="Parquet pairs/corpus dataset directory, or a TSV file of sentence pairs.")
     columns = luigi.Parameter(default="reference,translation", description="The two Parquet columns that form a pair.")
@@ -126,6 +127,7 @@ class EvaluateSTS(StageTask):
     encoder: per-dataset and per-year Pearson/Spearman × 100, as report.json and report.md."""
 
     stage = "reports"
+    latest_by = "model"
 
     def requires(self):
         return self.clone(TrainEncoder)

@@ -9,7 +9,7 @@ Every run is an existing stage (SelectTrainingSet → TrainFilteredEncoder → E
 TrainOnFiltered) in its own fingerprinted directory, so runs are shared between experiments, a
 stopped sweep resumes with the missing runs only, and ``--workers N`` trains N at once. The
 experiment's own directory (``<workdir>/experiments/<name>/<fingerprint>/``, ``latest`` beside
-it) holds report.json, report.md, the PNG plots and index.html (reports/experiments.py).
+it; the names: decile-sweep, megabatch-ablation, model-table, data-source-comparison) holds report.json, report.md, the PNG plots and index.html (reports/experiments.py).
 Every corpus and training option of TrainOnFiltered applies (``--pairs``, ``--pp-vectors``,
 ``--batch-size`` …); without any, the embedded demo corpus is back-translated and used.
 MegabatchAblation and ModelTable also run on given pairs (``--train-data pairs.tsv``, or a Parquet
@@ -103,7 +103,7 @@ class DecileSweep(Experiment):
     (the paper: 1M); STS of each; the best decile and decile range per scorer, chosen on the
     STS 2017 development set only. ``DecileSweep --scorers pp --deciles 8,9 --n-pairs 1000``."""
 
-    stage = "experiments/decile_sweep"
+    stage = "experiments/decile-sweep"
     scorer = decile = None  # swept
     scorers = luigi.Parameter(default="trans,trigram,pp", description="Comma-separated scorers to sweep.")
     deciles = luigi.Parameter(default="0,1,2,3,4,5,6,7,8,9", description="Comma-separated deciles to sweep.")
@@ -148,7 +148,7 @@ class MegabatchAblation(OnTrainData, Experiment):
     the negatives the miner picks for a few training sentences at each M (pools of the first M
     mini-batches, embedded by --probe-model trained with the largest M)."""
 
-    stage = "experiments/megabatch"
+    stage = "experiments/megabatch-ablation"
     model = megabatch = None  # swept
     models = luigi.Parameter(default="word_avg,bilstm_avg", description="Comma-separated encoders.")
     megabatches = luigi.Parameter(default="1,20,40", description="Comma-separated mega-batch sizes M.")
@@ -247,7 +247,7 @@ class ModelTable(OnTrainData, Experiment):
     averaged input vectors (--vectors, --word-counts; --without-baselines: none) as rows of
     the same table: STS per year, the 2012–2016 mean, STS 2017 dev and STS Benchmark."""
 
-    stage = "experiments/models"
+    stage = "experiments/model-table"
     model = None  # one row per --models entry
     models = luigi.Parameter(default="word_avg,trigram_avg,lstm_avg,trigram_word", description="Comma-separated encoders (rows of the table).")
     without_baselines = luigi.BoolParameter(default=False, description="Leave out the SIF and averaged-vector rows.")
@@ -289,7 +289,7 @@ class DataSourceComparison(Experiment):
     and the STS of --models trained on an equal-sized sample of each (the smallest source's
     selection sets the size). Options not given in a source are this task's."""
 
-    stage = "experiments/sources"
+    stage = "experiments/data-source-comparison"
     model = None
     sources = luigi.DictParameter(default={"demo": {}}, description="Source name → corpus options (inputs, pairs, translator, engine, pp_vectors …).")
     models = luigi.Parameter(default="word_avg,trigram_avg,lstm_avg", description="Comma-separated encoders (the paper's Table 3 models).")

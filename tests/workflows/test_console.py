@@ -1,0 +1,72 @@
+"""What a user sees: the README's demo command, then TrainOnFiltered, through the real `luigi`
+command line. Each event once, no library chatter, at most one screen, the result at the end;
+``--log-level DEBUG`` brings the libraries' messages back."""
+
+import gzip
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_encoders_flow import TINY, fill_sts
+
+REPO = Path(__file__).resolve().parents[2]
+SCREEN = 60
+
+
+def luigi_command(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    """``luigi --module workflows ARGS --local-scheduler`` run in ``cwd`` (which holds luigi.cfg)."""
+    command = [sys.executable, "-m", "luigi", "--module", "workflows", *args, "--local-scheduler"]
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=900)
+
+
+def printed_lines(result: subprocess.CompletedProcess) -> list[str]:
+    assert result.returncode == 0, result.stdout + result.stderr
+    return [line for line in (result.stderr + result.stdout).splitlines() if line.strip()]
+
+
+def assert_each_line_once(lines: list[str]) -> None:
+    repeated = sorted({line for line in lines if lines.count(line) > 1})
+    assert not repeated, repeated
+
+
+@pytest.fixture(scope="module")
+def demo_dir(tmp_path_factory) -> Path:
+    """A fresh directory with the repository's luigi.cfg, as the README's first command has."""
+    folder = tmp_path_factory.mktemp("demo")
+    shutil.copy(REPO / "luigi.cfg", folder)
+    return folder
+
+
+def test_the_demo_prints_each_event_once_on_one_screen_and_ends_with_the_corpus(demo_dir):
+    lines = printed_lines(luigi_command(demo_dir, "BuildParaNMT"))
+    assert_each_line_once(lines)
+    assert len(lines) <= SCREEN, "\n".join(lines)
+    assert not [line for line in lines if "apache_beam" in line or "luigi-interface" in line or "apitools" in line]
+    summary = lines[lines.index(next(line for line in lines if line.startswith("ParaNMT corpus: 400 pairs in work/corpus/"))):]
+    assert any(line.startswith("  rejected at ingest: 0") for line in summary)
+    assert any(line.startswith("  pairs per decile of pp_sim (0 … 9): 40 40 40") for line in summary)
+    assert summary[-1].startswith("  pairs per decile of")  # the result is the last thing printed
+
+
+def test_train_on_filtered_ends_with_the_sts_table_and_the_dev_score_per_epoch(demo_dir):
+    fill_sts(demo_dir / "sts")
+    options = [f"--{name.replace('_', '-')}={value}" for name, value in TINY.items()]
+    lines = printed_lines(luigi_command(demo_dir, "TrainOnFiltered", "--decile", "9", "--sts-dir", str(demo_dir / "sts"), *options))
+    assert_each_line_once(lines)
+    assert len(lines) <= SCREEN, "\n".join(lines)
+    table = next(i for i, line in enumerate(lines) if line.startswith("| model"))
+    assert lines[table + 2].startswith("| word_avg") and "2012–2016 mean" in lines[table]
+    assert lines[-1].startswith("STS 2017 dev per epoch: epoch 1 ") and ", epoch 2 " in lines[-1]
+
+
+def test_log_level_debug_brings_the_libraries_messages_back(tmp_path):
+    shutil.copy(REPO / "luigi.cfg", tmp_path)
+    inputs = tmp_path / "few.train.gz"
+    inputs.write_bytes(gzip.compress(b"".join(b"news-b1-00train-f00001-s%d\t0.9\tPes %d.\tThe dog %d.\n" % (n, n, n) for n in range(20))))
+    args = ["IngestBitext", "--inputs", str(inputs), "--paranmt-direct-num-workers", "2"]
+    quiet = printed_lines(luigi_command(tmp_path, *args))
+    assert not [line for line in quiet if "apache_beam" in line]
+    verbose = printed_lines(luigi_command(tmp_path, *args, "--IngestBitext-num-shards", "4", "--log-level", "DEBUG"))
+    assert [line for line in verbose if "apache_beam" in line] and any("Informed scheduler" in line for line in verbose)
