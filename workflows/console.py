@@ -130,7 +130,8 @@ def sts_summary(report_dir: Path, encoder_dir: Path) -> str:
         lines.append(f"–: that set is absent from the STS folder (absent: {absent})")
     steps_per_epoch = max(1, -(-training["steps"] // max(1, training["train"]["epochs"])))
     dev = ", ".join(f"epoch {-(-step // steps_per_epoch)} {score:.2f}" for step, score in training["dev"])
-    lines.append(f"STS 2017 dev per epoch: {dev} (best {training['best_dev']:.2f} kept)" if dev else "STS 2017 dev: absent, the last weights were kept")
+    dev_set = training["train"].get("dev_set", "sts2017")  # the set that picked the kept weights
+    lines.append(f"dev score ({dev_set}) per epoch: {dev} (best {training['best_dev']:.2f} kept)" if dev else f"dev set ({dev_set}) absent: the last weights were kept")
     return "\n".join(lines)
 
 
