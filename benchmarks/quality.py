@@ -7,11 +7,12 @@ a large negative pool holds many paraphrases of each anchor. Skipped, with the r
 ``../shared`` is absent.
 
 Every cell trains with the trainer's defaults (models.trainer.TrainConfig: batch 100, δ 0.4,
-Adam 0.001, 5 epochs) except the settings its row names, keeps the epoch that scores best on
-the STS 2017 development set (as TrainEncoder does), and is evaluated on every STS set: the
-mean over the 24 SemEval 2012–2016 sets, STS-B dev, STS 2017. The untrained model and
-in-batch negatives (M = 1) are the baselines measured in the same run; SIF on GloVe-4k is
-the untrained-vectors baseline. ``--jobs`` cells train at once, one torch thread each.
+5 epochs, the default learning rate and development set) except the settings its row names,
+keeps the epoch that scores best on its development set (as TrainEncoder does), and is
+evaluated on every STS set after each epoch: the mean over the 24 SemEval 2012–2016 sets,
+STS-B dev, STS 2017. The untrained model and in-batch negatives (M = 1) are the baselines
+measured in the same run; SIF on GloVe-4k is the untrained-vectors baseline. ``--jobs`` cells
+train at once, one torch thread each.
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ NEGATIVE_RULES = [
     Cell("M = 10, semi-hard, partner side", train={"megabatch": 10}),
     Cell("M = 40, semi-hard, partner side (default)"),
     Cell("M = 80, semi-hard, partner side", train={"megabatch": 80}),
+    Cell("defaults with the paper's Adam 0.001", train={"lr": 0.001}),
+    Cell("defaults with the paper's Adam 0.001 and STS 2017 selecting (the default before)", train={"lr": 0.001, "dev_set": "sts2017"}),
 ]
 OTHER_MODELS = ["trigram_avg", "trigram_word", "bilstm_avg"]
 
@@ -71,7 +74,7 @@ def grid(models: list[str], rules: bool) -> list[Cell]:
     return cells
 
 
-def scores(embed, curve: list[float] | None = None) -> dict:
+def scores(embed) -> dict:
     """Pearson × 100 of ``embed`` on every STS set present (corpus.sts.sts_suite): the
     2012–2016 mean, STS-B dev and STS 2017, by name."""
     from corpus.sts import sts_suite
@@ -79,19 +82,22 @@ def scores(embed, curve: list[float] | None = None) -> dict:
 
     report = evaluate(embed, sts_suite(STS)[0])
     named = {(score.year, score.name): score.pearson for score in report.scores}
-    return {
-        "sts12_16": report.test_mean(),
-        "stsb_dev": named.get(("STS-B", "dev")),
-        "sts2017": report.year_mean("2017"),
-        "curve": ", ".join(f"{score:.1f}" for score in curve or []) or "–",
-    }
+    return {"sts12_16": report.test_mean(), "stsb_dev": named.get(("STS-B", "dev")), "sts2017": report.year_mean("2017")}
+
+
+CURVES = ("sts12_16", "stsb_dev", "sts2017")
+
+
+def curves(per_epoch: list[dict]) -> dict:
+    """Each score after every epoch, as text: ``"75.5, 78.1, …"`` under ``<name>_curve``."""
+    return {f"{name}_curve": ", ".join(f"{epoch[name]:.1f}" for epoch in per_epoch) or "–" for name in CURVES}
 
 
 def run_cell(cell: Cell, pairs_path: str, directory: str, epochs: int) -> dict:
     """Train one cell (in a worker process, one thread) and score its dev-selected model."""
     import torch
 
-    from corpus.sts import load_sts2017, load_stsb
+    from corpus.sts import load_dev_set
     from models.encode import load_encoder
     from models.encoders import EncoderConfig
     from models.evaluation import dev_score
@@ -99,21 +105,22 @@ def run_cell(cell: Cell, pairs_path: str, directory: str, epochs: int) -> dict:
 
     torch.set_num_threads(1)
     first, second = read_pairs(pairs_path)
-    dev, stsb = load_sts2017(STS), load_stsb(STS, "dev")
     config = TrainConfig(epochs=epochs, checkpoint_every=10**9, device="cpu", **cell.train)
+    dev = load_dev_set(STS, config.dev_set)
     trainer = Trainer((first, second), directory, EncoderConfig(model=cell.model), config)
-    curve: list[float] = []
+    per_epoch: list[dict] = []
 
     def select(embed) -> float:
-        curve.append(dev_score(embed, stsb))
+        per_epoch.append(scores(embed))
         return dev_score(embed, dev)
 
+    row = {"model": cell.model, "negatives": cell.label, "dev_set": config.dev_set, "lr": config.lr}
     if cell.untrained:
-        return {"model": cell.model, "negatives": cell.label, **scores(trainer.sentence_encoder().encode), "pairs_per_s": None}
+        return {**row, **scores(trainer.sentence_encoder().encode), **curves([]), "pairs_per_s": None}
     started = time.perf_counter()
     trainer.run(select)
-    pairs_per_s = len(first) * epochs / (time.perf_counter() - started)
-    return {"model": cell.model, "negatives": cell.label, **scores(load_encoder(directory, "cpu").encode, curve), "pairs_per_s": pairs_per_s}
+    seconds = time.perf_counter() - started
+    return {**row, **scores(load_encoder(directory, "cpu").encode), **curves(per_epoch), "pairs_per_s": len(first) * epochs / seconds}
 
 
 def main() -> None:
@@ -123,13 +130,13 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=0, help="use a seeded sample of N reference pairs (0: all 250k)")
     parser.add_argument("--models", default="", help=f"also train these models untrained / M = 1 / defaults (e.g. {','.join(OTHER_MODELS)})")
     parser.add_argument("--no-rules", action="store_true", help="skip the Word Avg negative-rule ablation")
-    parser.add_argument("--only", default="", help="run only the cells whose label contains this text")
+    parser.add_argument("--only", default="", help="run only the cells whose label contains one of these |-separated texts")
     parser.add_argument("--no-captions", action="store_true", help="train without the Flickr30k/COCO caption pairs")
     args = parser.parse_args()
     if not (BUILD_REFPAIRS.exists() and STS.exists()):
         print(f"quality: skipped ({BUILD_REFPAIRS} or {STS} absent)")
         return
-    cells = [cell for cell in grid([m for m in args.models.split(",") if m], not args.no_rules) if args.only in cell.label]
+    cells = [cell for cell in grid([m for m in args.models.split(",") if m], not args.no_rules) if any(text in cell.label for text in args.only.split("|"))]
     print(f"machine: {machine()}; {args.jobs} cells at once, 1 torch thread each; {args.epochs} epochs\n", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         pairs_path = Path(tmp) / "refpairs.tsv"
@@ -137,13 +144,13 @@ def main() -> None:
         print(f"{pairs:,} reference pairs{' without the caption pairs' if args.no_captions else ''}\n", flush=True)
         with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as pool:
             futures = [pool.submit(run_cell, cell, str(pairs_path), str(Path(tmp) / f"cell{i}"), args.epochs) for i, cell in enumerate(cells)]
-            rows = [{"model": "SIF GloVe-4k +WR", "negatives": "no training (baseline)", **scores(sif_glove4k().encode), "pairs_per_s": None}]
+            rows = [{"model": "SIF GloVe-4k +WR", "negatives": "no training (baseline)", "dev_set": "–", "lr": None, **scores(sif_glove4k().encode), **curves([]), "pairs_per_s": None}]
             for cell, future in zip(cells, futures, strict=True):
                 rows.append(future.result())
                 print(f"  {cell.model}, {cell.label}: STS12–16 {rows[-1]['sts12_16']:.1f}, STS-B dev {rows[-1]['stsb_dev']:.1f}", file=sys.stderr, flush=True)
-    headers = ["model", "negatives", "STS12–16", "STS-B dev", "STS 2017", "STS-B dev per epoch", "pairs/s (1 thread)"]
-    keys = ["model", "negatives", "sts12_16", "stsb_dev", "sts2017", "curve", "pairs_per_s"]
-    print("Pearson × 100 (STS12–16: mean of the 24 SemEval 2012–2016 sets); the dev-selected epoch (STS 2017) of each run:\n")
+    headers = ["model", "negatives", "Adam lr", "selects", "STS12–16", "STS-B dev", "STS 2017", "STS12–16 per epoch", "STS-B dev per epoch", "STS 2017 per epoch", "pairs/s (1 thread)"]
+    keys = ["model", "negatives", "lr", "dev_set", "sts12_16", "stsb_dev", "sts2017", "sts12_16_curve", "stsb_dev_curve", "sts2017_curve", "pairs_per_s"]
+    print("Pearson × 100 (STS12–16: mean of the 24 SemEval 2012–2016 sets); the epoch its development set selects, of each run:\n")
     print(markdown_table(headers, [[row[k] if row[k] is not None else "–" for k in keys] for row in rows]))
 
 

@@ -30,6 +30,7 @@ from tqdm import tqdm
 from corpus.errors import InputError
 from corpus.files import write_atomically
 from corpus.settings import setting
+from corpus.sts import DEV_SETS
 from corpus.wordvec import load_vectors
 from models import encoder_io
 from models.encode import SentenceEncoder, default_device, embed_inputs
@@ -78,6 +79,7 @@ class TrainConfig:
     lambda_w: float = setting(0.0, "L2 weight pulling word embeddings to their initial values.")
     seed: int = setting(1, "Random seed (data order, initialisation, negatives).")
     max_steps: int = setting(0, "Stop after this many updates (0: all epochs).")
+    dev_set: str = setting("stsb-dev", "Development set that picks the kept weights: STS-B dev (1,500 pairs) or the paper's STS 2017 track 5 (250).", choices=DEV_SETS)
     eval_every: int = setting(0, "Dev evaluation every N updates (0: each epoch end).")
     checkpoint_every: int = setting(1000, "Updates between resumable checkpoints (also at each evaluation).", significant=False)
     device: str = setting("auto", "auto (cuda when available), cpu, cuda, cuda:1 …", significant=False)
@@ -86,6 +88,8 @@ class TrainConfig:
         """InputError (one line, before any work) for settings no run can have."""
         if self.negatives not in NEGATIVE_MODES:
             raise InputError(f"negatives must be one of {NEGATIVE_MODES}, got {self.negatives!r}")
+        if self.dev_set not in DEV_SETS:
+            raise InputError(f"dev_set must be one of {DEV_SETS}, got {self.dev_set!r}")
         if self.negative_side not in NEGATIVE_SIDES:
             raise InputError(f"negative_side must be one of {NEGATIVE_SIDES}, got {self.negative_side!r}")
         if self.batch_size < 1 or self.megabatch < 1 or self.epochs < 1:

@@ -48,11 +48,11 @@ class TrainEncoder(StageTask):
     """Train a paraphrastic sentence encoder (ParaNMT section 4; paper defaults).
 
     The output directory is a model directory (config.json, features/, model.pt, training.json)
-    for ``models.encode.load_encoder`` and ``paranmt-encode``. The STS 2017 track-5 set (from
-    [sts] dir) picks the best checkpoint; without it training still runs, with a warning, and
+    for ``models.encode.load_encoder`` and ``paranmt-encode``. The development set (--dev-set,
+    from [sts] dir) picks the best checkpoint; without it training still runs, with a warning, and
     keeps the last weights. An interrupted run resumes from its checkpoint. The architecture and
     training settings are the fields of ``EncoderConfig`` and ``TrainConfig`` (their defaults: the
-    paper's values, except the negatives).
+    paper's values, except the negatives, the learning rate and the development set: README).
     """
 
     stage = "encoders"
@@ -89,14 +89,14 @@ class TrainEncoder(StageTask):
         return files
 
     def dev_evaluator(self):
-        """``dev(embed) -> Pearson × 100`` on STS 2017 track 5, or None (with a warning) when absent."""
-        from corpus.sts import MissingStsFiles, load_sts2017
+        """``dev(embed) -> Pearson × 100`` on the --dev-set, or None (with a warning) when absent."""
+        from corpus.sts import MissingStsFiles, load_dev_set
         from models.evaluation import dev_score
 
         try:
-            dataset = load_sts2017(sts_root())
+            dataset = load_dev_set(sts_root(), self.dev_set)
         except MissingStsFiles as missing:
-            warnings.warn(f"no STS 2017 development set, keeping the last weights: {missing}", stacklevel=2)
+            warnings.warn(f"no {self.dev_set} development set, keeping the last weights: {missing}", stacklevel=2)
             return None
         return lambda embed: dev_score(embed, dataset)
 
@@ -116,7 +116,7 @@ class TrainEncoder(StageTask):
             "model": self.model,
             "pairs": summary["pairs"],
             "steps": result.steps,
-            "dev": {"set": "STS2017 track5" if dev else None, "best_pearson": result.best_score, "history": result.dev_scores},
+            "dev": {"set": self.dev_set if dev else None, "best_pearson": result.best_score, "history": result.dev_scores},
             "vocabulary": summary["vocabulary"],
         }
 

@@ -68,7 +68,7 @@ class Experiment(StageTask):
         if not getattr(self, "_sts_checked", False):
             from corpus.sts import require_training_sts
 
-            require_training_sts(sts_root())
+            require_training_sts(sts_root(), self.dev_set)
             self._sts_checked = True
 
     def links(self) -> dict[str, str]:

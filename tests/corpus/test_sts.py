@@ -9,6 +9,7 @@ from corpus.sts import (
     STS_TEST_SETS,
     MissingStsFiles,
     StsDataset,
+    load_dev_set,
     load_sick,
     load_sts2017,
     load_sts_tests,
@@ -175,6 +176,16 @@ def test_stsb_short_line_and_missing_split(tmp_path):
         load_stsb(tmp_path, "dev")
     with pytest.raises(MissingStsFiles, match="sts-train.csv"):
         load_stsb(tmp_path, "train")
+
+
+def test_dev_sets_by_name(tmp_path):
+    write(tmp_path / "stsbenchmark" / "sts-dev.csv", "g\tf\t2012\t1\t3.0\tA dog.\tA puppy.\n")
+    write(tmp_path / "STS2017" / "STS.input.track5.en-en.txt", "A cat.\tA kitten.\n")
+    write(tmp_path / "STS2017" / "STS.gs.track5.en-en.txt", "4.0\n")
+    check(load_dev_set(tmp_path, "stsb-dev"), "STS-B", "dev", ["A dog."], ["A puppy."], [3.0])
+    check(load_dev_set(tmp_path, "sts2017"), "2017", "track5.en-en", ["A cat."], ["A kitten."], [4.0])
+    with pytest.raises(ValueError, match="dev set must be one of"):
+        load_dev_set(tmp_path, "sts2012")
 
 
 SICK_HEADER = "pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment\n"

@@ -53,11 +53,14 @@ def fill_sts(folder):
         for name in names:
             write_semeval(folder / f"STS{year}-test", "STS2016" if year == "2016" else "STS", name, rng)
     write_semeval(folder / "STS2017", "STS", STS2017_SET, rng)
+    a, b = sentences(rng, 8), sentences(rng, 8)  # STS-B dev: the default development set
+    (folder / "stsbenchmark").mkdir(parents=True, exist_ok=True)
+    (folder / "stsbenchmark" / "sts-dev.csv").write_text("".join(f"main-captions\tMSRvid\t2012test\t{i:04d}\t{g:.1f}\t{x}\t{y}\n" for i, (x, y, g) in enumerate(zip(a, b, rng.uniform(0, 5, 8), strict=True))))
 
 
 def test_train_encoder_without_sts_warns_and_keeps_the_last_weights(luigi_workdir, sts_dir, tmp_path):
     task = TrainEncoder(train_data=str(write_pairs_tsv(tmp_path / "pairs.tsv")), **TINY)
-    with pytest.warns(UserWarning, match="no STS 2017"):
+    with pytest.warns(UserWarning, match="no stsb-dev development set"):
         assert luigi.build([task], local_scheduler=True)
     manifest = json.loads((task.output_dir / "_SUCCESS").read_text())
     assert manifest["pairs"] == 40 and manifest["steps"] == 2 * 5 and manifest["dev"]["set"] is None
@@ -72,11 +75,11 @@ def test_evaluate_sts_writes_json_and_markdown_reports(luigi_workdir, sts_dir, t
     task = EvaluateSTS(train_data=str(write_pairs_tsv(tmp_path / "pairs.tsv")), **TINY)
     assert luigi.build([task], local_scheduler=True)
     training = json.loads((task.requires().output_dir / "_SUCCESS").read_text())
-    assert training["dev"]["set"] == "STS2017 track5" and [s for s, _ in training["dev"]["history"]] == [5, 10]
+    assert training["dev"]["set"] == "stsb-dev" and [s for s, _ in training["dev"]["history"]] == [5, 10]
     report = json.loads((task.output_dir / "report.json").read_text())
-    assert {d["year"] for d in report["datasets"]} == {*STS_TEST_SETS, "2017"}
-    assert len(report["datasets"]) == sum(map(len, STS_TEST_SETS.values())) + 1
-    assert any("stsbenchmark" in path for path in report["meta"]["absent"])
+    assert {d["year"] for d in report["datasets"]} == {*STS_TEST_SETS, "2017", "STS-B"}
+    assert len(report["datasets"]) == sum(map(len, STS_TEST_SETS.values())) + 2
+    assert any("sts-test.csv" in path for path in report["meta"]["absent"])
     markdown = squeezed((task.output_dir / "report.md").read_text())
     assert markdown.startswith("| model |") and "| word_avg | 8 |" in markdown and "2012–2016" in markdown
 
