@@ -1,8 +1,4 @@
 import gzip
-import socket
-import subprocess
-import sys
-import time
 
 import apache_beam as beam
 import pandas as pd
@@ -154,41 +150,10 @@ def test_truncated_gzip_keeps_the_lines_before_the_damage(tmp_path):
     assert 800 < len(records) < 1200
 
 
-def _free_port():
-    with socket.socket() as sock:
-        sock.bind(("localhost", 0))
-        return sock.getsockname()[1]
-
-
-@pytest.fixture
-def job_server(tmp_path):
-    """Beam's portable job service (what Flink and Spark runners submit to), on a free port."""
-    port = _free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "apache_beam.runners.portability.local_job_service_main", "-p", str(port),
-         "--staging_dir", str(tmp_path / "staging")],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("localhost", port), timeout=1).close()
-            break
-        except OSError:
-            time.sleep(0.2)
-    else:
-        process.kill()
-        pytest.fail("job service did not start")
-    yield f"localhost:{port}"
-    process.terminate()
-    process.wait(timeout=30)
-
-
-def test_ingest_runs_on_the_portable_runner(inputs, tmp_path, job_server):
+def test_ingest_runs_on_the_portable_runner(inputs, tmp_path, portable_options):
     units = expand_inputs(f"{inputs}/*.gz,{inputs}/tatoeba.ces")
     run_ingest(units, tmp_path / "direct")
-    run_ingest(units, tmp_path / "portable", options=(
-        "--runner=PortableRunner", f"--job_endpoint={job_server}", "--environment_type=LOOPBACK"))
+    run_ingest(units, tmp_path / "portable", options=portable_options)
     direct = sorted(p.name for p in (tmp_path / "direct" / "bitext").iterdir())
     assert direct == sorted(p.name for p in (tmp_path / "portable" / "bitext").iterdir())
     for name in direct:
