@@ -1,4 +1,4 @@
-"""Corpus statistics (the paper's Table 2) and the Markdown of the corpus summary.
+"""Corpus statistics (the paper's Table 2) and the corpus summary (its record and Markdown).
 
 Table 2 describes English sentences (here: the references, i.e. the original English side) of
 a sample per source domain:
@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pyarrow as pa
 
+from corpus.deciles import SCORERS, Key
 from corpus.tables import markdown_table
 from corpus.tokenbatch import encode_joined
 
@@ -97,6 +98,29 @@ def table2_rows(stats: Mapping[str, dict]) -> tuple[list[str], list[list[str]]]:
 
 def table2_markdown(stats: Mapping[str, dict]) -> str:
     return markdown_table(*table2_rows(stats))
+
+
+def summary_record(
+    counts: Mapping[str, int],
+    cuts: Mapping[str, Sequence[Key]],
+    deciles: Mapping[str, dict],
+    corpus_dir: str,
+    pp_model: Mapping,
+    rejects: Mapping[str, dict],
+) -> dict:
+    """The corpus summary (summary.json): its rows (the largest count of any ranking), where it
+    is, the PP model that scored it, the rejects of each stage before it, the scorers with their
+    exact cut keys, and per scorer and decile the rows, score range and example pairs."""
+    rows = max(counts.values(), default=0)
+    return {
+        "rows": rows,
+        "corpus_dir": corpus_dir,
+        "pp_model": pp_model,
+        "rejects": rejects,
+        "scorers": SCORERS,
+        "cuts": {name: [cut.as_tuple() for cut in keys] for name, keys in cuts.items()},
+        "deciles": deciles if rows else {},
+    }
 
 
 def _model_line(model: Mapping) -> str:

@@ -9,7 +9,8 @@ outside its bracket makes the driver rerun the pipeline with wider brackets.
 
 ``build_assign`` is pass 3 for AssignDeciles: each scored shard gets a decile per scorer and is
 written as one file per ``decile_pp`` partition, while per-(scorer, decile) score ranges and
-example pairs are combined for the corpus summary.
+example pairs are combined for the corpus summary. ``write_corpus`` is AssignDeciles' whole
+work: the cuts, pass 3 and the summary files.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
+from pathlib import Path
 
 import apache_beam as beam
 import numpy as np
@@ -28,6 +30,7 @@ from corpus import deciles
 from corpus.deciles import SCORERS, Bracket, Key
 from corpus.mix import mix64
 from corpus.selection import PARTITION
+from corpus.stats import summary_markdown, summary_record
 from pipelines.batches import IdKeys, Keys, Source, file_rows, iter_tables, shard_number
 
 log = logging.getLogger(__name__)
@@ -267,3 +270,29 @@ def build_assign(pipeline: beam.Pipeline, scored_files: list[str], corpus_dir: s
         | "Summary" >> beam.CombineGlobally(SummaryCombine(examples))
         | "WriteSummary" >> beam.Map(_write_json, summary_path)
     )
+
+
+def write_corpus(
+    run_pipeline: RunPipeline,
+    scored_files: list[str],
+    corpus_dir: str,
+    out_dir: str,
+    *,
+    shown_corpus_dir: str,
+    pp_model: dict,
+    rejects: dict[str, dict],
+    examples: int,
+    sample_size: int = DEFAULT_SAMPLE,
+) -> dict:
+    """Rank ``scored_files`` into deciles of every scorer and write the corpus partitioned by
+    ``decile_pp`` to ``corpus_dir``, and its summary (summary.json, summary.md) to the local
+    ``out_dir``, where the cut search leaves its records too; returns the summary. ``shown_corpus_dir`` is
+    where the summary says the corpus is (its final place); ``pp_model`` and ``rejects``, the
+    upstream stages' records, are copied into it."""
+    counts, cuts = find_cuts(run_pipeline, Source(tuple(scored_files), SCORER_KEYS), decile_ranks, out_dir, sample_size)
+    deciles_path = Path(out_dir, "_deciles.json")
+    run_pipeline(lambda p: build_assign(p, scored_files, corpus_dir, cuts, examples, str(deciles_path)))
+    summary = summary_record(counts, cuts, json.loads(deciles_path.read_text()), shown_corpus_dir, pp_model, rejects)
+    Path(out_dir, "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    Path(out_dir, "summary.md").write_text(summary_markdown(summary))
+    return summary

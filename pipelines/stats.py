@@ -1,8 +1,12 @@
 """CorpusStats' sample: up to k pairs per source domain (and over all domains), chosen by the
 smallest mixed id hash — a uniform random sample that is the same on every run and sharding.
-Each batch contributes only its k smallest per domain, and a combiner keeps the k smallest."""
+Each batch contributes only its k smallest per domain, and a combiner keeps the k smallest.
+``write_corpus_stats`` is CorpusStats' whole work: the sample, then Table 2 of each domain."""
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import apache_beam as beam
 import numpy as np
@@ -12,7 +16,10 @@ from apache_beam.io.filesystems import FileSystems
 
 from corpus.ids import id_hashes
 from corpus.mix import mix64
+from corpus.stats import Idf, domain_table2, table2_markdown
+from corpus.wordvec import load_word_counts
 from pipelines.batches import iter_tables
+from pipelines.deciles import RunPipeline
 
 COLUMNS = ["id", "domain", "reference_tok", "pp_sim"]
 ALL_DOMAINS = "(all)"
@@ -78,3 +85,16 @@ def build_domain_sample(pipeline: beam.Pipeline, files: list[str], per_domain: i
         | "All" >> beam.combiners.ToList()
         | "Write" >> beam.Map(_write_sample, out_path)
     )
+
+
+def write_corpus_stats(run_pipeline: RunPipeline, corpus_files: list[str], per_domain: int, word_counts: str, out_dir: str) -> dict[str, dict]:
+    """Table 2 of each domain (and of all) on a sample of ``per_domain`` pairs each: the sample
+    (sample.parquet), the statistics (stats.json) and the table (stats.md) in the local
+    ``out_dir``; IDF from the ``word_counts`` file (empty: no IDF row). Returns the statistics."""
+    sample_path = Path(out_dir, "sample.parquet")
+    run_pipeline(lambda p: build_domain_sample(p, corpus_files, per_domain, str(sample_path)))
+    idf = Idf(load_word_counts(word_counts)) if word_counts else None
+    stats = domain_table2(pq.read_table(sample_path), idf)
+    Path(out_dir, "stats.json").write_text(json.dumps(stats, indent=2) + "\n")
+    Path(out_dir, "stats.md").write_text(table2_markdown(stats))
+    return stats

@@ -14,36 +14,28 @@ Where the pairs come from (``--pairs``): empty, BackTranslate of the bitext; an 
 
 from __future__ import annotations
 
-import json
-import logging
 import shutil
 from pathlib import Path
 
 import luigi
-import pyarrow.parquet as pq
 from luigi.task import flatten
 from luigi.util import inherits
 
 import schemas
-from corpus.deciles import SCORERS
 from corpus.errors import InputError
 from corpus.selection import Rules, Sample
-from corpus.stats import Idf, domain_table2, summary_markdown, table2_markdown
-from corpus.wordvec import load_word_counts
 from models.encoder_io import WEIGHTS
 from pipelines import io
-from pipelines.batches import BATCH_ROWS, Source
-from pipelines.deciles import DEFAULT_SAMPLE, SCORER_KEYS, build_assign, decile_ranks, find_cuts
+from pipelines.batches import BATCH_ROWS
+from pipelines.deciles import DEFAULT_SAMPLE, write_corpus
 from pipelines.release import build_release_import
 from pipelines.score import build_score, export_encoder_vectors, sha256_of
 from pipelines.select import select_top_half, select_training_set
-from pipelines.stats import build_domain_sample
+from pipelines.stats import write_corpus_stats
 from workflows.base import StageTask, read_manifest
 from workflows.config import config_from, with_settings
 from workflows.encoders import EvaluateSTS, TrainEncoder
 from workflows.ingest import IngestBitext, ReadsRawFiles
-
-log = logging.getLogger("luigi-interface")
 
 
 class ImportParaphrases(ReadsRawFiles):
@@ -224,27 +216,15 @@ class AssignDeciles(StageTask):
 
     def build(self, partial_dir: Path) -> dict:
         scored = io.dataset_files(str(self.requires().scored_dir()))
-        self.progress(f"finding exact decile cuts over {len(scored)} shard(s)")
-        counts, cuts = find_cuts(self.run_pipeline, Source(tuple(scored), SCORER_KEYS), decile_ranks, str(partial_dir), self.sample_size)
-        corpus_dir, deciles_path = self.corpus_dir(partial_dir), partial_dir / "_deciles.json"
-        self.progress("writing the corpus partitioned by decile_pp")
-        self.run_pipeline(lambda p: build_assign(p, scored, str(corpus_dir), cuts, self.examples, str(deciles_path)))
-        rows = max(counts.values(), default=0)
-        summary = {
-            "rows": rows,
-            "corpus_dir": str(self.corpus_dir()),
-            "pp_model": read_manifest(self.requires().output_dir)["pp_model"],
-            "rejects": upstream_rejects(self),
-            "scorers": SCORERS,
-            "cuts": {name: [cut.as_tuple() for cut in keys] for name, keys in cuts.items()},
-            "deciles": json.loads(deciles_path.read_text()) if rows else {},
-        }
-        (partial_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-        markdown = summary_markdown(summary)
-        (partial_dir / "summary.md").write_text(markdown)
+        self.progress(f"ranking {len(scored)} shard(s) into deciles and writing the corpus partitioned by decile_pp")
+        summary = write_corpus(
+            self.run_pipeline, scored, str(self.corpus_dir(partial_dir)), str(partial_dir),
+            shown_corpus_dir=str(self.corpus_dir()), pp_model=read_manifest(self.requires().output_dir)["pp_model"],
+            rejects=upstream_rejects(self), examples=self.examples, sample_size=self.sample_size,
+        )
         return {
             "schema": {"corpus": schemas.version_of(schemas.CORPUS)},
-            "rows": {"corpus": rows},
+            "rows": {"corpus": summary["rows"]},
             "partitioning": "hive: decile_pp=<d>/part-<shard>.parquet",
             "pp_model": summary["pp_model"],
             "cuts": summary["cuts"],
@@ -319,12 +299,6 @@ class CorpusStats(StageTask):
 
     def build(self, partial_dir: Path) -> dict:
         files = io.dataset_files(str(self.requires().corpus_dir()))
-        sample_path = partial_dir / "sample.parquet"
-        self.run_pipeline(lambda p: build_domain_sample(p, files, self.per_domain, str(sample_path)))
-        idf = Idf(load_word_counts(self.word_counts)) if self.word_counts else None
-        stats = domain_table2(pq.read_table(sample_path), idf)
-        (partial_dir / "stats.json").write_text(json.dumps(stats, indent=2) + "\n")
-        markdown = table2_markdown(stats)
-        (partial_dir / "stats.md").write_text(markdown)
-        print(markdown)
+        stats = write_corpus_stats(self.run_pipeline, files, self.per_domain, self.word_counts, str(partial_dir))
+        print((partial_dir / "stats.md").read_text())
         return {"domains": sorted(stats), "sampled": {domain: entry["sentences"] for domain, entry in stats.items()}}

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 from conftest import squeezed
 
-from corpus.stats import Idf, sentence_stats, summary_markdown, table2_markdown
+from corpus.deciles import SCORERS, Key
+from corpus.stats import Idf, sentence_stats, summary_markdown, summary_record, table2_markdown
 
 
 def test_idf_from_counts_with_unknown_words_as_rare_as_the_rarest():
@@ -41,3 +42,13 @@ def test_markdown_tables():
     text = squeezed(summary_markdown(summary))
     assert "PP model: vectors file: `v.txt` (sha256 abababababababab…)" in text
     assert "| 9 | 2 | 0.9000 | 1.0000 |" in text and "| ingest | 1 | column_count 1 |" in text and "a \\| b" in text
+
+
+def test_summary_record_counts_the_largest_ranking_and_keeps_deciles_only_with_rows():
+    model, rejects = {"kind": "vectors file", "path": "v.txt", "sha256": "ab" * 32}, {"ingest": {"total": 0, "by_reason": {}}}
+    deciles = {"pp": {"0": {"rows": 3, "min": 0.1, "max": 0.2, "examples": []}}}
+    record = summary_record({"pp": 3, "trans": 2}, {"pp": [Key(0.5, 7)], "trans": []}, deciles, "work/corpus/x/corpus", model, rejects)
+    assert list(record) == ["rows", "corpus_dir", "pp_model", "rejects", "scorers", "cuts", "deciles"]  # summary.json's order
+    assert record["rows"] == 3 and record["cuts"] == {"pp": [(0.5, 7)], "trans": []} and record["scorers"] == SCORERS
+    assert record["deciles"] == deciles and record["corpus_dir"] == "work/corpus/x/corpus" and record["pp_model"] is model
+    assert summary_record({}, {}, deciles, "c", model, rejects)["deciles"] == {}

@@ -1,0 +1,55 @@
+"""The two functions behind AssignDeciles and CorpusStats, on small real datasets: what each
+writes beside the corpus matches the parts it is made of."""
+
+import json
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+from test_deciles_pipeline import run_in_process, scored_table, write_shards
+
+from corpus.stats import Idf, domain_table2, summary_markdown, table2_markdown
+from pipelines import deciles as stage
+from pipelines.io import dataset_files
+from pipelines.stats import ALL_DOMAINS, write_corpus_stats
+
+MODEL = {"kind": "vectors file", "path": "v.txt", "sha256": "cd" * 32}
+REJECTS = {"ingest": {"total": 2, "by_reason": {"too_long": 2}}}
+
+
+def write_corpus(root, table, shards, examples=2):
+    files = write_shards(table, root / "scored", shards)
+    return stage.write_corpus(run_in_process, files, str(root / "corpus"), str(root), shown_corpus_dir="final/corpus",
+                              pp_model=MODEL, rejects=REJECTS, examples=examples)
+
+
+def test_write_corpus_writes_the_corpus_and_its_summary(tmp_path):
+    table = scored_table(500, seed=3)
+    summary = write_corpus(tmp_path, table, shards=3)
+    assert json.loads((tmp_path / "summary.json").read_text()) == json.loads(json.dumps(summary))
+    assert (tmp_path / "summary.md").read_text() == summary_markdown(summary)
+    assert summary["rows"] == 500 and summary["corpus_dir"] == "final/corpus"
+    assert summary["pp_model"] == MODEL and summary["rejects"] == REJECTS
+    corpus = pd.read_parquet(tmp_path / "corpus")
+    for name in stage.SCORERS:
+        assert len(summary["cuts"][name]) == 9
+        sizes = corpus[f"decile_{name}"].astype(int).value_counts().sort_index()
+        assert {decile: entry["rows"] for decile, entry in summary["deciles"][name].items()} == {str(d): int(n) for d, n in sizes.items()}
+        assert all(len(entry["examples"]) == 2 for entry in summary["deciles"][name].values())
+
+
+def test_write_corpus_stats_is_table_2_of_its_sample(tmp_path):
+    table = scored_table(300, seed=4)
+    words = pa.array([" ".join(["r", "t", "zebra", "unseen"][: 1 + i % 4]) for i in range(300)])
+    table = table.set_column(table.schema.get_field_index("reference_tok"), "reference_tok", words)
+    write_corpus(tmp_path / "c", table, shards=2)
+    counts = tmp_path / "counts.txt"
+    counts.write_text("r 5\nt 20\nzebra 1\n")
+    stats = write_corpus_stats(run_in_process, dataset_files(str(tmp_path / "c" / "corpus")), 100, str(counts), str(tmp_path))
+    sample = pq.read_table(tmp_path / "sample.parquet")
+    assert stats == domain_table2(sample, Idf({"r": 5, "t": 20, "zebra": 1}))
+    domains = table.column("domain").to_pandas().value_counts()
+    assert {name: entry["sentences"] for name, entry in stats.items()} == {**{d: min(100, int(n)) for d, n in domains.items()}, ALL_DOMAINS: 100}
+    assert json.loads((tmp_path / "stats.json").read_text()) == json.loads(json.dumps(stats))
+    assert (tmp_path / "stats.md").read_text() == table2_markdown(stats)
+    assert "idf" not in write_corpus_stats(run_in_process, dataset_files(str(tmp_path / "c" / "corpus")), 100, "", str(tmp_path / "no-idf"))[ALL_DOMAINS]
