@@ -9,7 +9,10 @@ Every run is an existing stage (SelectTrainingSet → TrainFilteredEncoder → E
 TrainOnFiltered) in its own fingerprinted directory, so runs are shared between experiments, a
 stopped sweep resumes with the missing runs only, and ``--workers N`` trains N at once. The
 experiment's own directory (``<workdir>/experiments/<name>/<fingerprint>/``, ``latest`` beside
-it; the names: decile-sweep, megabatch-ablation, model-table, data-source-comparison) holds report.json, report.md, the PNG plots and index.html (reports/experiments.py).
+it; the names: decile-sweep, megabatch-ablation, model-table, data-source-comparison) holds report.json, report.md, the PNG plots and index.html (reports/experiments.py), which
+starts with the provenance gathered here from the task and its stages' manifests (date, code
+version, command, parameters, input file fingerprints, data sizes) and warns when the training
+data is the embedded demo corpus.
 Every corpus and training option of TrainOnFiltered applies (``--pairs``, ``--pp-vectors``,
 ``--batch-size`` …); without any, the embedded demo corpus is back-translated and used.
 MegabatchAblation and ModelTable also run on given pairs (``--train-data pairs.tsv``, or a Parquet
@@ -20,14 +23,20 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import subprocess
+from collections.abc import Iterable
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 import luigi
+from luigi.task import flatten
 from luigi.util import inherits
 
 from corpus.selection import parse_deciles
 from models.encoders import MODELS
-from workflows.base import StageTask, read_manifest
+from workflows.base import CODE_VERSION, MANIFEST, StageTask, read_manifest
 from workflows.corpus import (
     AssignDeciles,
     CorpusStats,
@@ -37,6 +46,20 @@ from workflows.corpus import (
     TrainOnFiltered,
 )
 from workflows.encoders import EvaluateSTS, TrainEncoder, sts_files, sts_root
+from workflows.ingest import demo_corpus
+
+# What a stage's manifest counts, as (stage, count: a key of its "rows" or of the manifest) →
+# how the report's provenance names it; in pipeline order.
+DATA_SIZES = {
+    ("ingest", "bitext"): "Czech–English sentence pairs read",
+    ("backtranslate", "pairs"): "back-translated pairs",
+    ("import", "pairs"): "ParaNMT release pairs imported",
+    ("corpus", "corpus"): "scored pairs in the corpus (all deciles)",
+    ("train", "training"): "training pairs selected",
+    ("encoders", "pairs"): "pairs each encoder trained on",
+    ("baselines", "reference_sentences"): "sentences SIF's common component is fitted on",
+    ("reports", "datasets"): "STS datasets each model is evaluated on",
+}
 
 
 def _names(text: str) -> list[str]:
@@ -58,6 +81,70 @@ def run_result(task: EvaluateSTS) -> dict:
 
     report = StsReport.from_json(json.loads((task.output_dir / "report.json").read_text()))
     return {"pairs": read_manifest(task.requires().output_dir)["pairs"], "dim": report.dim, "sts": sts_summary(report), "run": str(task.output_dir)}
+
+
+def stage_tree(roots: Iterable[luigi.Task]) -> list[StageTask]:
+    """The stages ``roots`` are and depend on, each once."""
+    found: dict[str, StageTask] = {}
+    pending = list(roots)
+    while pending:
+        task = pending.pop()
+        if isinstance(task, StageTask) and task.task_id not in found:
+            found[task.task_id] = task
+            pending.extend(flatten(task.requires()))
+    return list(found.values())
+
+
+def uses_demo_corpus(stages: Iterable[StageTask]) -> bool:
+    """Whether any of ``stages`` reads the embedded demo corpus (IngestBitext without --inputs)."""
+    demo = os.path.realpath(demo_corpus())
+    return any(os.path.realpath(path) == demo for task in stages for path in task.input_files())
+
+
+def data_sizes(manifests: Iterable[dict]) -> dict[str, list[int]]:
+    """The DATA_SIZES counts of finished stages' manifests, by label (one count per stage)."""
+    sizes: dict[str, list[int]] = {label: [] for label in DATA_SIZES.values()}
+    for manifest in manifests:
+        for (stage, key), label in DATA_SIZES.items():
+            count = manifest.get("rows", {}).get(key, manifest.get(key)) if manifest.get("stage") == stage else None
+            if isinstance(count, int):
+                sizes[label].append(count)
+    return sizes
+
+
+def pairs_origin(options: dict) -> str:
+    """Where a corpus selection with these options (--pairs, --inputs) comes from, in words."""
+    if options.get("pairs"):
+        given = "the pairs dataset" if Path(options["pairs"]).is_dir() else "the ParaNMT release files"
+        return f"{given} {options['pairs']} (--pairs), scored and ranked into deciles here"
+    if options.get("inputs"):
+        return f"the Czech–English bitext {options['inputs']} (--inputs), back-translated, scored and ranked here"
+    return f"the embedded demo corpus {demo_corpus()}, back-translated by a translation model trained on it, scored and ranked here"
+
+
+def command_line(task: luigi.Task) -> str:
+    """The luigi command that rebuilds ``task``: its significant parameters that differ from their defaults."""
+    options = []
+    for name, param in task.get_params():
+        value = getattr(task, name)
+        default = getattr(param, "_default", None)
+        if not param.significant or param.serialize(value) == param.serialize(default):
+            continue
+        flag = "--" + name.replace("_", "-")
+        options.append(flag if value is True else f"{flag} {shlex.quote(param.serialize(value))}")
+    return " ".join(["luigi --module workflows", task.task_family, *options, "--local-scheduler"])
+
+
+def code_revision() -> str:
+    """``git describe --always --dirty`` of the checkout this code runs from ("" for an installed package)."""
+    root = Path(__file__).resolve().parents[1]
+    if not (root / ".git").exists():
+        return ""
+    try:
+        described = subprocess.run(["git", "-C", str(root), "describe", "--always", "--dirty"], capture_output=True, text=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return described.stdout.strip() if described.returncode == 0 else ""
 
 
 class Experiment(StageTask):
@@ -90,11 +177,27 @@ class Experiment(StageTask):
     def report(self):
         raise NotImplementedError
 
+    def training_data_origin(self) -> str:
+        return pairs_origin(self.param_kwargs)
+
+    def provenance(self):
+        """The page's provenance: this task's parameters, and the manifests of the stages it ran on."""
+        from reports.provenance import Provenance
+
+        stages = stage_tree([*flatten(self.requires()), *self.runs().values()])
+        manifests = [read_manifest(task.output_dir) for task in stages if (task.output_dir / MANIFEST).exists()]
+        return Provenance(
+            created=datetime.now(UTC), code=CODE_VERSION, revision=code_revision(), command=command_line(self), output=str(self.output_dir),
+            training_data=self.training_data_origin(), demo=uses_demo_corpus(stages), data_sizes=data_sizes(manifests),
+            parameters=self.to_str_params(only_significant=True), input_files=[path for manifest in manifests for path in manifest["input_files"]],
+        )
+
     def build(self, partial_dir: Path) -> dict:
-        report = self.report()
+        report = replace(self.report(), provenance=self.provenance())
         files = report.write(partial_dir)
-        print(f"{report.title}: {report.summary}\n{self.output_dir / 'index.html'}")
-        return {"files": files, "summary": report.summary}
+        demo = " (demo data: the numbers are meaningless)" if report.provenance.demo else ""
+        print(f"{report.title}: {report.summary}{demo}\n{self.output_dir / 'index.html'}")
+        return {"files": files, "summary": report.summary, "demo_data": report.provenance.demo}
 
 
 @inherits(TrainOnFiltered)
@@ -134,6 +237,11 @@ class OnTrainData:
         description="TSV of sentence pairs (first two tab-separated fields) or Parquet pairs dataset "
         "directory: every cell trains on it instead of a corpus selection. Empty: the selection.",
     )
+
+    def training_data_origin(self) -> str:
+        if self.train_data:
+            return f"the sentence pairs in {self.train_data} (--train-data; no corpus stage)"
+        return super().training_data_origin()
 
     def cell(self, **params) -> EvaluateSTS:
         return self.clone(EvaluateSTS if self.train_data else TrainOnFiltered, **params)
@@ -322,6 +430,9 @@ class DataSourceComparison(Experiment):
     def run(self):
         yield list(self.runs().values())  # known only once the samples exist: dynamic dependencies
         super().run()
+
+    def training_data_origin(self) -> str:
+        return "; ".join(f"{name}: {pairs_origin({**self.param_kwargs, **spec})}" for name, spec in self.source_options().items())
 
     def report(self):
         from corpus.stats import table2_rows

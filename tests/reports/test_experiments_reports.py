@@ -7,6 +7,7 @@ import re
 import numpy as np
 import pytest
 from conftest import squeezed
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.image import imread
 
 from models.evaluation import DatasetScore, StsReport
@@ -19,6 +20,7 @@ from reports.experiments import (
     best_range,
     data_source_report,
     decile_sweep_report,
+    megabatch_report,
     model_table_report,
     sts_summary,
 )
@@ -56,12 +58,12 @@ def test_sweep_selects_on_dev_even_when_the_test_years_disagree():
 
 def test_report_writes_json_markdown_png_and_a_linking_page(tmp_path):
     plot = Plot("scores", "Scores", "decile", "Pearson", [8, 9], {"pp": [70.5, 72.25], "trans": [60.0, None]})
-    table = Table("Numbers | more", ["model", "score"], [["a|b", 71.25], ["c", math.nan]], "a note")
-    report = Report("An experiment", "It ran.", [table], [plot], {"value": math.nan, "pairs": (1, 2)}, {"run x": "../x/report.md"})
+    table = Table("Numbers | more", ["model", "score"], [["a|b", 71.25], ["c", math.nan]], "a note", plot)
+    report = Report("An experiment", "It ran.", "What it does.", [table], {"value": math.nan, "pairs": (1, 2)}, {"run x": "../x/report.md"})
     files = report.write(tmp_path / "out")
     assert files == ["report.json", "report.md", "index.html", "scores.png"]
     image = imread(tmp_path / "out" / "scores.png")
-    assert image.shape[:2] == (420, 700)
+    assert image.shape[:2] == (450, 800)
     document = json.loads((tmp_path / "out" / "report.json").read_text())
     assert document["data"] == {"value": None, "pairs": [1, 2]}
     assert document["plots"] == [{"file": "scores.png", "title": "Scores", "x": [8, 9], "series": {"pp": [70.5, 72.25], "trans": [60.0, None]}}]
@@ -69,7 +71,9 @@ def test_report_writes_json_markdown_png_and_a_linking_page(tmp_path):
     markdown = squeezed((tmp_path / "out" / "report.md").read_text())
     assert "| a\\|b | 71.2 |" in markdown and "| c | – |" in markdown and "![Scores](scores.png)" in markdown
     page = (tmp_path / "out" / "index.html").read_text()
-    assert re.search(r"<td>a\|b</td>\s*<td>71.2</td>", page) and 'src="scores.png"' in page
+    assert re.search(r"<td>a\|b</td>\s*<td>71.2</td>\s*</tr>\s*<tr>\s*<td>c</td>\s*<td>–</td>", page)
+    assert re.search(r"</table>\s*<p>a note .*</p>\s*<figure><img src=\"scores.png\"", page)  # the plot under its table
+    assert "What it does." in page and "How to read the numbers" in page and "Pearson correlation r × 100" in page
     assert '<a href="../x/report.md">run x</a>' in page and '<a href="report.json">' in page
 
 
@@ -97,3 +101,46 @@ def test_data_source_tables_come_from_each_source(tmp_path):
     assert report.tables[1].rows == [["news", "30", 70.0], ["subs", "30", 75.0]]
     report.write(tmp_path)
     assert np.asarray(imread(tmp_path / "dev_by_source.png")).ndim == 3
+
+
+def every_report_plot():
+    """The plots of the four experiment reports, on hand-made numbers with negative scores,
+    a missing value and long model names."""
+    sweep = decile_sweep_report({s: {d: {"pairs": 40, "sts": summary(10.0 * d - 20, 5.0 * d)} for d in range(10)} for s in ("trans", "trigram", "pp")})
+    negatives = [{"sentence": "a", "paraphrase": "b", "negatives": {1: {"sentence": "c", "cosine": 0.1, "pool_pairs": 8}}}]
+    ablation = megabatch_report({m: {size: {"pairs": 40, "sts": summary(50.0 + size, 40.0)} for size in (1, 20, 40)} for m in ("word_avg", "bilstm_avg")}, negatives)
+    rows = {name: {"kind": "trained", "dim": 300, "sts": {**summary(-5.0 + i, 30.0 + i), "STS-B dev": 40.0 + i}} for i, name in enumerate(["word_avg", "trigram_avg", "lstm_avg", "trigram_word"])}
+    rows["SIF vectors (+WR)"] = {"kind": "baseline", "dim": 50, "sts": summary(52.0, math.nan)}
+    sources = {s: {"pairs": 30, "models": {"word_avg": summary(70.0, 60.0), "trigram_avg": summary(65.0, 61.0)}} for s in ("news", "subtitles")}
+    sourced = data_source_report(sources, (["Statistic", "news", "subtitles"], []))
+    return [plot for report in (sweep, ablation, model_table_report(rows), sourced) for plot in report.plots]
+
+
+@pytest.mark.parametrize("plot", every_report_plot(), ids=lambda plot: plot.name)
+def test_every_plot_is_labelled_and_its_legend_is_beside_the_data(plot):
+    figure = plot.figure()
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    axes = figure.axes[0]
+    assert axes.get_title() and axes.get_xlabel() and axes.get_ylabel() == "Pearson r × 100"
+    legend = axes.get_legend()
+    assert legend.get_title().get_text() and [text.get_text() for text in legend.get_texts()] == list(plot.series)
+    box, data = legend.get_window_extent(renderer), axes.get_window_extent(renderer)
+    assert box.x0 >= data.x1, "the legend overlaps the plotted area"
+    everything = axes.get_tightbbox(renderer)  # tick labels, axis labels, title and legend
+    assert everything.x0 >= 0 and everything.y0 >= 0 and everything.x1 <= figure.bbox.x1 and everything.y1 <= figure.bbox.y1, "something is cut off"
+    if plot.kind == "bar":
+        labels = [text.get_text() for text in axes.texts if text.get_text()]
+        assert len(labels) == len(plot.x) * len(plot.series)  # a value on every bar, "no value" where there is none
+        assert labels.count("no value") == sum(math.isnan(v) for values in plot.series.values() for v in values)
+
+
+def test_the_plot_under_each_table_is_the_one_the_issue_asks_for():
+    names = {plot.name: plot for plot in every_report_plot()}
+    assert set(names) == {"dev_by_decile", "test_by_decile", "test_by_megabatch", "dev_by_megabatch", "model_comparison", "dev_by_source"}
+    assert list(names["dev_by_decile"].series) == ["trans", "trigram", "pp"] and names["dev_by_decile"].x == list(range(10))
+    assert names["test_by_megabatch"].x == [1, 20, 40] and list(names["test_by_megabatch"].series) == ["word_avg", "bilstm_avg"]
+    comparison = names["model_comparison"]
+    assert comparison.x[-1] == "SIF vectors (+WR)" and list(comparison.series) == [TEST_MEAN, DEV, "STS-B dev"]
+    assert math.isnan(comparison.series[TEST_MEAN][-1]) and comparison.series[DEV][0] == -5.0

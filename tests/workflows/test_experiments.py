@@ -16,9 +16,17 @@ from test_encoders_flow import fill_sts, sts_dir, write_pairs_tsv  # noqa: F401 
 
 from corpus.sts import MissingStsFiles, sts_suite
 from reports.experiments import DEV
-from workflows.base import MANIFEST, read_manifest
+from reports.provenance import count_range
+from workflows.base import CODE_VERSION, MANIFEST, read_manifest
 from workflows.encoders import EvaluateSTS
-from workflows.experiments import DataSourceComparison, DecileSweep, MegabatchAblation, ModelTable
+from workflows.experiments import (
+    DataSourceComparison,
+    DecileSweep,
+    MegabatchAblation,
+    ModelTable,
+    stage_tree,
+    uses_demo_corpus,
+)
 
 TINY = dict(embed_dim=8, dim=8, batch_size=8, epochs=1)
 
@@ -38,6 +46,12 @@ def report_of(task):
 
 def assert_png(path):
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 2000
+
+
+def provenance_of(task):
+    """index.html above its first table: the demo warning and the provenance."""
+    page = (task.output_dir / "index.html").read_text()
+    return page[: page.index('<p class="result">')]
 
 
 def page_links(task):
@@ -63,6 +77,14 @@ def test_sweep_ablation_and_model_table_share_runs_rerun_nothing_and_resume(luig
     assert f"| pp | {dev['8']:.1f} | {dev['9']:.1f} |" in squeezed((sweep.output_dir / "report.md").read_text())
     links = page_links(sweep)
     assert links["report.json"] == "report.json"
+    head = provenance_of(sweep)
+    assert f"<dt>code version</dt><dd>paranmt {CODE_VERSION['paranmt']}" in head and re.search(r"<dt>built</dt><dd>\d{4}-\d\d-\d\d \d\d:\d\d UTC</dd>", head)
+    assert "--scorers pp --deciles 8,9" in head and "--model word_avg" in head and re.search(r"<td>scorers</td>\s*<td>pp</td>", head)
+    assert f"the pairs dataset {pairs_dir} (--pairs)" in head and "class=\"warning\"" not in head
+    assert "<dt>data size: scored pairs in the corpus (all deciles)</dt><dd>400</dd>" in head
+    assert f"<dt>data size: pairs each encoder trained on</dt><dd>{count_range([cell['pairs'] for cell in cells.values()])}</dd>" in head
+    sts_file = sts_dir / "STS2017" / "STS.input.track5.en-en.txt"
+    assert re.search(rf"<td>{re.escape(str(sts_file))}</td>\s*<td>{sts_file.stat().st_size:,}</td>", head)  # the stages' input fingerprints
     run = sweep.runs()["pp/9"]
     assert (sweep.output_dir / links["run pp/9"]).resolve() == (run.output_dir / "report.md").resolve()
 
@@ -147,6 +169,12 @@ def test_ablation_and_model_table_train_on_given_pairs_without_a_corpus(luigi_wo
     assert rows["word_avg"]["sts"] == ablated["cells"]["word_avg"]["2"]["sts"]
     assert read_manifest(table.baselines().output_dir)["reference_sentences"] == 80  # both sides of the file's pairs
     assert "## Table 7" in (table.output_dir / "report.md").read_text()
+    for task in (ablation, table):
+        head = provenance_of(task)
+        assert f"the sentence pairs in {tsv} (--train-data" in head and "class=\"warning\"" not in head
+        assert "<dt>data size: pairs each encoder trained on</dt><dd>40 (" in head and "scored pairs in the corpus" not in head
+        assert re.search(rf"<td>{re.escape(tsv)}</td>\s*<td>{(tmp_path / 'tiny.tsv').stat().st_size:,}</td>", head)
+    assert "--train-data" in provenance_of(table) and "--models word_avg,trigram_avg" in provenance_of(table)
 
     before = manifests(luigi_workdir)
     build(ablation, table)  # finished: nothing runs again
@@ -177,6 +205,17 @@ def test_data_sources_are_compared_on_equal_samples(luigi_workdir, pairs_dir, ve
         DataSourceComparison(sources={"x": {"bogus": "1"}}).requires()
 
 
+def test_only_experiments_on_the_embedded_demo_corpus_are_marked_demo(luigi_workdir, pairs_dir, sts_dir, tmp_path):  # noqa: F811
+    fill_sts(sts_dir)
+    tsv = str(write_pairs_tsv(tmp_path / "tiny.tsv", 40))
+    stages = lambda task: stage_tree(luigi.task.flatten(task.requires()))  # noqa: E731 - nothing is built
+    assert uses_demo_corpus(stages(ModelTable(models="word_avg", without_baselines=True)))
+    assert uses_demo_corpus(stages(DataSourceComparison(sources={"given": {"pairs": pairs_dir}, "demo": {}}, models="word_avg", word_counts="")))
+    assert not uses_demo_corpus(stages(ModelTable(models="word_avg", without_baselines=True, train_data=tsv)))
+    assert not uses_demo_corpus(stages(DecileSweep(pairs=pairs_dir, scorers="pp", deciles="9")))
+    assert not uses_demo_corpus(stages(MegabatchAblation(inputs=tsv, models="word_avg")))  # other --inputs: back-translated, not the demo
+
+
 def test_experiments_fail_before_training_without_sts_files(luigi_workdir, pairs_dir, sts_dir):  # noqa: F811
     with pytest.raises(MissingStsFiles, match=str(sts_dir)):
         DecileSweep(pairs=pairs_dir).requires()
@@ -189,5 +228,5 @@ def test_the_sts_suite_requires_the_test_years_and_lists_absent_optional_sets(tm
         sts_suite(tmp_path)
     fill_sts(tmp_path)
     datasets, absent = sts_suite(tmp_path)
-    assert [d.year for d in datasets][-1] == "2017" and len(datasets) == 25
+    assert [d.year for d in datasets][-2:] == ["2017", "STS-B"] and len(datasets) == 26  # fill_sts writes STS-B dev
     assert any("stsbenchmark" in path for path in absent) and any("SICK" in path for path in absent)
