@@ -223,7 +223,7 @@ def measure(stage: str, size: int, model: str | None) -> None:
     print(json.dumps({"items": items, "seconds": wall - started[0], "cpu_seconds": cpu - started[1]}))
 
 
-# Sample sizes (the larger run is three times the smaller): a minute or two for all stages on 2 cores.
+# Sample sizes (the larger run is three times the smaller): about three minutes for all stages on 2 shared cores.
 SAMPLES = {"ingest": 20_000, "backtranslate-cpu": 100, "score": 20_000, "train": 8_000}
 
 
@@ -263,7 +263,7 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, help="training epochs (default: TrainEncoder's, 5)")
     parser.add_argument("--model", type=Path, help="folder with nmt.json (ConvertTranslator output) to time on CPU")
     parser.add_argument("--workdir", type=Path, default=Path("work"), help="where <workdir>/nmt-ct2/latest is looked for")
-    parser.add_argument("--sample-scale", type=float, default=1.0, help="multiply the measurement samples (default: a minute or two)")
+    parser.add_argument("--sample-scale", type=float, default=1.0, help="multiply the measurement samples (1: about three minutes on 2 shared cores)")
     parser.add_argument("--rates", type=Path, help="rates written by --save-rates; stages it lacks are measured")
     parser.add_argument("--save-rates", type=Path, help="write the rates used here as JSON")
     parser.add_argument("--measure", choices=sorted(SAMPLES), help=argparse.SUPPRESS)
