@@ -18,10 +18,10 @@ from corpus.tables import html_table, markdown_table
 
 DEMO_HEADLINE = "Demo data: these numbers are meaningless."
 DEMO_DETAIL = (
-    "Part or all of the training data is the embedded "
-    "demo corpus (a few hundred sentence pairs, back-translated by a tiny demo translation model), "
-    "so the page only shows that the experiment runs end to end. For real numbers give real data: "
-    "--inputs (CzEng files), --pairs (ParaNMT release files) or --train-data (your own pairs)."
+    "Part or all of the training data is the embedded demo corpus: a few hundred sentence pairs, "
+    "too few to train or measure anything, so the page only shows that the experiment runs end to "
+    "end. For real numbers give real data: --inputs (CzEng files), --pairs (ParaNMT release files "
+    "or a pairs dataset) or, for MegabatchAblation and ModelTable, --train-data (your own pairs)."
 )
 
 

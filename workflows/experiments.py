@@ -9,10 +9,11 @@ Every run is an existing stage (SelectTrainingSet → TrainFilteredEncoder → E
 TrainOnFiltered) in its own fingerprinted directory, so runs are shared between experiments, a
 stopped sweep resumes with the missing runs only, and ``--workers N`` trains N at once. The
 experiment's own directory (``<workdir>/experiments/<name>/<fingerprint>/``, ``latest`` beside
-it; the names: decile-sweep, megabatch-ablation, model-table, data-source-comparison) holds report.json, report.md, the PNG plots and index.html (reports/experiments.py), which
-starts with the provenance gathered here from the task and its stages' manifests (date, code
-version, command, parameters, input file fingerprints, data sizes) and warns when the training
-data is the embedded demo corpus.
+it; the names: decile-sweep, megabatch-ablation, model-table, data-source-comparison) holds
+report.json, report.md, the PNG plots and index.html (reports/experiments.py), which starts
+with the provenance gathered here from the task and its stages' manifests (date, code version,
+command, parameters, input file fingerprints, data sizes) and warns when the training data is
+the embedded demo corpus.
 Every corpus and training option of TrainOnFiltered applies (``--pairs``, ``--pp-vectors``,
 ``--batch-size`` …); without any, the embedded demo corpus is back-translated and used.
 MegabatchAblation and ModelTable also run on given pairs (``--train-data pairs.tsv``, or a Parquet
@@ -119,7 +120,7 @@ def pairs_origin(options: dict) -> str:
         return f"{given} {options['pairs']} (--pairs), scored and ranked into deciles here"
     if options.get("inputs"):
         return f"the Czech–English bitext {options['inputs']} (--inputs), back-translated, scored and ranked here"
-    return f"the embedded demo corpus {demo_corpus()}, back-translated by a translation model trained on it, scored and ranked here"
+    return f"the embedded demo corpus {demo_corpus()} (no --inputs or --pairs), back-translated, scored and ranked here"
 
 
 def command_line(task: luigi.Task) -> str:
