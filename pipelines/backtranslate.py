@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
 import apache_beam as beam
@@ -37,7 +36,9 @@ from apache_beam.ml.inference.base import (
 
 import schemas
 from models.nmt.translate import DecodeOptions, NmtModel, Translator, load_translator
+from pipelines import progress
 from pipelines.io import dataset_files, dataset_rows, part_path
+from pipelines.progress import Report, Tally
 
 STAGE = "backtranslate"
 log = logging.getLogger(__name__)
@@ -201,27 +202,12 @@ def remove_temporaries(dataset_dir: str) -> None:
         FileSystems.delete(stale)
 
 
-@contextmanager
-def progress_while_running(pairs_dir: str, total: int, already: int, report: Callable[[str, float], None], every: float = 10.0) -> Iterator[None]:
+def progress_while_running(pairs_dir: str, total: int, already: int, report: Report, every: float = progress.POLL_SECONDS) -> AbstractContextManager[None]:
     """While the body (the pipeline) runs, ``report(message, percent)`` every ``every`` seconds:
     sentences in finished shards of ``pairs_dir`` out of ``total``, the rate since entry
     (``already``: rows finished by an earlier, interrupted run) and the time left at that rate."""
-    stop, started = threading.Event(), time.time()
-
-    def poll() -> None:
-        while not stop.wait(every):
-            done = dataset_rows(pairs_dir)
-            rate = (done - already) / (time.time() - started)
-            left = f"{(total - done) / rate / 60:.1f} min left" if rate > 0 else "time left unknown"
-            report(f"{done}/{total} sentences translated ({rate:.1f} sentences/s, {left})", 100 * done / max(total, 1))
-
-    thread = threading.Thread(target=poll, daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join()
+    tally = Tally(lambda: dataset_rows(pairs_dir), total, "sentences translated", "sentences")
+    return progress.progress_while_running(tally, report, already, every)
 
 
 def truncated_rows(pairs_dir: str) -> int:

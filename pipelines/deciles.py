@@ -32,11 +32,20 @@ from corpus.mix import mix64
 from corpus.selection import PARTITION
 from corpus.stats import summary_markdown, summary_record
 from pipelines.batches import IdKeys, Keys, Source, file_rows, iter_tables, shard_number
+from pipelines.progress import (
+    UNWATCHED,
+    Marks,
+    Report,
+    RunPipeline,
+    Tally,
+    complete_rows,
+    marking,
+    run_reporting,
+)
 
 log = logging.getLogger(__name__)
 
 DEFAULT_SAMPLE = 1_000_000
-RunPipeline = Callable[[Callable[[beam.Pipeline], object]], None]
 
 
 class _ArraysCombine(beam.CombineFn):
@@ -74,20 +83,20 @@ def _sample_parts(keys: Keys, limit: int):
         yield name, (len(scores), scores[keep], hashes[keep])
 
 
-def _plan(named_sample, ranks: Callable[[int], list[int]], width: float):
+def _brackets_of(named_sample, ranks: Callable[[int], list[int]], width: float):
     name, (count, scores, hashes) = named_sample
     return name, deciles.brackets(scores, hashes, count, ranks(count), width)
 
 
-def _bracket_parts(keys: Keys, plans: dict[str, list[Bracket]]):
+def _bracket_parts(keys: Keys, brackets: dict[str, list[Bracket]]):
     for name, (scores, hashes) in keys.items():
-        for k, bracket in enumerate(plans.get(name, [])):
+        for k, bracket in enumerate(brackets.get(name, [])):
             yield (name, k), deciles.count_bracket(scores, hashes, bracket)
 
 
-def _resolve(keyed, plans: dict[str, list[Bracket]]):
+def _resolve(keyed, brackets: dict[str, list[Bracket]]):
     (name, k), (below, scores, hashes) = keyed
-    bracket = plans[name][k]
+    bracket = brackets[name][k]
     cut = deciles.exact_cut(bracket, below, scores, hashes)
     return name, k, bracket.unbounded, None if cut is None else cut.as_tuple()
 
@@ -97,16 +106,23 @@ def _write_json(value, path: str) -> None:
         handle.write(json.dumps(value, sort_keys=True).encode())
 
 
-def _cut_report(resolved: list, counts: dict[str, int]) -> dict:
-    report = {name: {"count": int(count), "cuts": {}, "unbounded": {}} for name, count in counts.items()}
+def _cut_record(resolved: list, counts: dict[str, int]) -> dict:
+    record = {name: {"count": int(count), "cuts": {}, "unbounded": {}} for name, count in counts.items()}
     for name, k, unbounded, cut in resolved:
-        report[name]["cuts"][k] = cut
-        report[name]["unbounded"][k] = unbounded
-    return report
+        record[name]["cuts"][k] = cut
+        record[name]["unbounded"][k] = unbounded
+    return record
 
 
-def build_cut_search(pipeline: beam.Pipeline, source: Source, ranks, n_hint: int, sample_size: int, width: float, result_path: str):
-    """Passes 1 and 2 as one pipeline; writes {name: {count, cuts: {k: [score, hash] | null}}}."""
+def _keys_of_file(path: str, source: Source, marks: Marks):
+    """The keys of one file's batches, and a ``file`` mark once it is read to the end."""
+    yield from source.keys_of(path)
+    marks.add("file", 1)
+
+
+def build_cut_search(pipeline: beam.Pipeline, source: Source, ranks, n_hint: int, sample_size: int, width: float, result_path: str, marks: Marks = UNWATCHED):
+    """Passes 1 and 2 as one pipeline; writes {name: {count, cuts: {k: [score, hash] | null}}}
+    and leaves a ``file`` mark per file read (two per file)."""
     limit = deciles.sample_limit(n_hint, sample_size)
 
     def read(label: str):
@@ -114,22 +130,22 @@ def build_cut_search(pipeline: beam.Pipeline, source: Source, ranks, n_hint: int
             pipeline
             | f"{label}Files" >> beam.Create(sorted(source.files))
             | f"{label}Spread" >> beam.Reshuffle()
-            | f"{label}Keys" >> beam.FlatMap(source.keys_of)
+            | f"{label}Keys" >> beam.FlatMap(_keys_of_file, source, marks)
         )
 
     samples = read("Sample") | "SampleParts" >> beam.FlatMap(_sample_parts, limit) | "Samples" >> beam.CombinePerKey(_ArraysCombine())
-    plans = samples | "Brackets" >> beam.Map(_plan, ranks, width)
+    brackets = samples | "Brackets" >> beam.Map(_brackets_of, ranks, width)
     counts = samples | "Counts" >> beam.Map(lambda named: (named[0], named[1][0]))
     resolved = (
         read("Count")
-        | "BracketParts" >> beam.FlatMap(_bracket_parts, beam.pvalue.AsDict(plans))
+        | "BracketParts" >> beam.FlatMap(_bracket_parts, beam.pvalue.AsDict(brackets))
         | "Brackets2" >> beam.CombinePerKey(_ArraysCombine())
-        | "Resolve" >> beam.Map(_resolve, beam.pvalue.AsDict(plans))
+        | "Resolve" >> beam.Map(_resolve, beam.pvalue.AsDict(brackets))
     )
     return (
         resolved
         | "AllCuts" >> beam.combiners.ToList()
-        | "Report" >> beam.Map(_cut_report, beam.pvalue.AsDict(counts))
+        | "Record" >> beam.Map(_cut_record, beam.pvalue.AsDict(counts))
         | "WriteCuts" >> beam.Map(_write_json, result_path)
     )
 
@@ -141,27 +157,31 @@ def find_cuts(
     work_dir: str,
     sample_size: int = DEFAULT_SAMPLE,
     width: float = deciles.DEFAULT_WIDTH,
+    report: Report | None = None,
 ) -> tuple[dict[str, int], dict[str, list[Key]]]:
     """Row count and exact cut keys of every ranking in ``source.keys`` (names with no row are absent).
 
-    ``ranks(n)`` gives the 0-based ranks to cut at for n rows; the JSON reports of each
-    attempt are left in ``work_dir`` (``_cuts-<attempt>.json``) as a record.
+    ``ranks(n)`` gives the 0-based ranks to cut at for n rows; the JSON record of each
+    attempt is left in ``work_dir`` (``_cuts-<attempt>.json``). With a ``report``,
+    the files read so far are reported while the pipeline runs.
     """
     n_hint = file_rows(source.files)
     for attempt in range(1, 64):
         path = FileSystems.join(work_dir, f"_cuts-{attempt}.json")
-        run_pipeline(lambda p, path=path, width=width: build_cut_search(p, source, ranks, n_hint, sample_size, width, path))
+        with marking(FileSystems.join(work_dir, "_cuts-progress")) as marks:
+            tally = Tally(marks.counter("file"), 2 * len(source.files), "file reads for the exact cuts (two per file)", "files")
+            run_reporting(run_pipeline, lambda p, path=path, width=width: build_cut_search(p, source, ranks, n_hint, sample_size, width, path, marks), tally, report)
         with FileSystems.open(path) as handle:
-            report = json.loads(handle.read())
-        missed = [(name, k) for name, entry in report.items() for k, cut in entry["cuts"].items() if cut is None]
+            found = json.loads(handle.read())
+        missed = [(name, k) for name, entry in found.items() for k, cut in entry["cuts"].items() if cut is None]
         if not missed:
-            counts = {name: entry["count"] for name, entry in report.items()}
+            counts = {name: entry["count"] for name, entry in found.items()}
             cuts = {
                 name: [Key(*entry["cuts"][str(k)]) for k in range(len(entry["cuts"]))]
-                for name, entry in report.items()
+                for name, entry in found.items()
             }
             return counts, cuts
-        if any(report[name]["unbounded"][k] for name, k in missed):
+        if any(found[name]["unbounded"][k] for name, k in missed):
             raise RuntimeError(f"cut {missed} not found even with unbounded brackets: the input changed while it was read")
         log.warning("cut keys %s fell outside their brackets (attempt %d); retrying with wider ones", missed, attempt)
         width *= 16
@@ -283,15 +303,17 @@ def write_corpus(
     rejects: dict[str, dict],
     examples: int,
     sample_size: int = DEFAULT_SAMPLE,
+    report: Report | None = None,
 ) -> dict:
     """Rank ``scored_files`` into deciles of every scorer and write the corpus partitioned by
     ``decile_pp`` to ``corpus_dir``, and its summary (summary.json, summary.md) to the local
     ``out_dir``, where the cut search leaves its records too; returns the summary. ``shown_corpus_dir`` is
     where the summary says the corpus is (its final place); ``pp_model`` and ``rejects``, the
-    upstream stages' records, are copied into it."""
-    counts, cuts = find_cuts(run_pipeline, Source(tuple(scored_files), SCORER_KEYS), decile_ranks, out_dir, sample_size)
+    upstream stages' records, are copied into it. ``report`` follows the pipelines as they run."""
+    counts, cuts = find_cuts(run_pipeline, Source(tuple(scored_files), SCORER_KEYS), decile_ranks, out_dir, sample_size, report=report)
     deciles_path = Path(out_dir, "_deciles.json")
-    run_pipeline(lambda p: build_assign(p, scored_files, corpus_dir, cuts, examples, str(deciles_path)))
+    tally = Tally(lambda: complete_rows(corpus_dir), max(counts.values(), default=0), "pairs written to the corpus", "pairs")
+    run_reporting(run_pipeline, lambda p: build_assign(p, scored_files, corpus_dir, cuts, examples, str(deciles_path)), tally, report)
     summary = summary_record(counts, cuts, json.loads(deciles_path.read_text()), shown_corpus_dir, pp_model, rejects)
     Path(out_dir, "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     Path(out_dir, "summary.md").write_text(summary_markdown(summary))

@@ -25,6 +25,7 @@ from corpus.ids import id_hash, shard_of
 from corpus.readers import BitextRecord, InputUnit, Reject, distinct_names
 from corpus.text import tokenize_batch
 from pipelines.io import write_part
+from pipelines.progress import UNWATCHED, Marks, Report, RunPipeline, Tally, marking, run_reporting
 
 STAGE = "ingest"
 CHUNK_LINES = 2_000
@@ -136,13 +137,19 @@ def chunked(records: Iterator, damage: list[Reject], chunk_lines: int) -> Iterat
         yield damage
 
 
+def _marked_read(chunk: list, marks: Marks) -> list:
+    marks.add("read", len(chunk))
+    return chunk
+
+
 class TokenizeChunk(beam.DoFn):
-    """Moses-tokenize both sides of a chunk; group its rows by shard; rejects go to a side output."""
+    """Moses-tokenize both sides of a chunk; group its rows by shard; rejects go to a side
+    output; a ``tokenized`` mark counts the chunk's lines."""
 
     REJECTS = "rejects"
 
-    def __init__(self, num_shards: int):
-        self.num_shards = num_shards
+    def __init__(self, num_shards: int, marks: Marks = UNWATCHED):
+        self.num_shards, self.marks = num_shards, marks
 
     def process(self, chunk: list):
         good = [item for item in chunk if isinstance(item, BitextRecord)]
@@ -158,6 +165,7 @@ class TokenizeChunk(beam.DoFn):
             by_shard[shard_of(record.id, self.num_shards)].append(row)
         # One element per (chunk, shard) instead of one per row: the shuffle moves lists.
         yield from sorted(by_shard.items())
+        self.marks.add("tokenized", len(chunk))
 
 
 class WriteBitextShard(beam.DoFn):
@@ -224,15 +232,18 @@ def build_ingest(
     rejects_dir: str,
     num_shards: int,
     max_line_bytes: int = readers.DEFAULT_MAX_LINE_BYTES,
+    marks: Marks = UNWATCHED,
 ):
-    """Add the ingest transforms to ``pipeline``; returns the PCollection of written row counts."""
+    """Add the ingest transforms to ``pipeline``; returns the PCollection of written row counts.
+    ``marks`` count the lines read (``read``) and tokenized (``tokenized``)."""
     tokenized = (
         pipeline
         | "Inputs" >> beam.Create(units)
         | "SpreadFiles" >> beam.Reshuffle()
         | "Read" >> beam.FlatMap(read_unit, max_line_bytes)
+        | "CountRead" >> beam.Map(_marked_read, marks)
         | "SpreadChunks" >> beam.Reshuffle()
-        | "Tokenize" >> beam.ParDo(TokenizeChunk(num_shards)).with_outputs(TokenizeChunk.REJECTS, main="rows")
+        | "Tokenize" >> beam.ParDo(TokenizeChunk(num_shards, marks)).with_outputs(TokenizeChunk.REJECTS, main="rows")
     )
     written = (
         tokenized.rows
@@ -245,3 +256,13 @@ def build_ingest(
         | "WriteRejects" >> WriteRejects(rejects_dir, STAGE, num_shards)
     )
     return written.counts
+
+
+def ingest(
+    run_pipeline: RunPipeline, units: list[InputUnit], bitext_dir: str, rejects_dir: str, num_shards: int, max_line_bytes: int, work_dir: str, report: Report | None = None
+) -> None:
+    """Run the ingest pipeline; ``report`` gets the lines tokenized of those read so far while it
+    runs (a batch runner reads everything before it tokenizes, so the total is soon the input's)."""
+    with marking(FileSystems.join(work_dir, "_ingest-progress")) as marks:
+        tally = Tally(marks.counter("tokenized"), marks.counter("read"), "lines tokenized", "lines")
+        run_reporting(run_pipeline, lambda p: build_ingest(p, units, bitext_dir, rejects_dir, num_shards, max_line_bytes, marks), tally, report)

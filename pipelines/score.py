@@ -20,8 +20,9 @@ from corpus.language import LanguageModel
 from corpus.scoring import score_texts
 from corpus.similarity import WordAverager
 from corpus.wordvec import load_vectors
-from pipelines.batches import BATCH_ROWS, iter_tables, shard_number
+from pipelines.batches import BATCH_ROWS, file_rows, iter_tables, shard_number
 from pipelines.io import write_part
+from pipelines.progress import Report, RunPipeline, Tally, complete_rows, run_reporting
 
 
 def score_table(table: pa.Table, model: WordAverager, language: LanguageModel) -> pa.Table:
@@ -54,6 +55,12 @@ def build_score(pipeline: beam.Pipeline, pairs_files: list[str], scored_dir: str
         | "Spread" >> beam.Reshuffle()
         | "Score" >> beam.ParDo(ScoreShard(vectors_path, scored_dir, batch_rows))
     )
+
+
+def score_pairs(run_pipeline: RunPipeline, pairs_files: list[str], scored_dir: str, vectors_path: str, batch_rows: int = BATCH_ROWS, report: Report | None = None) -> None:
+    """Score every ``pairs`` file into ``scored_dir``; ``report`` gets the pairs scored while it runs."""
+    tally = Tally(lambda: complete_rows(scored_dir), file_rows(pairs_files), "pairs scored", "pairs")
+    run_reporting(run_pipeline, lambda p: build_score(p, pairs_files, scored_dir, vectors_path, batch_rows), tally, report)
 
 
 def sha256_of(*paths: str | Path) -> str:

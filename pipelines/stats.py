@@ -19,7 +19,7 @@ from corpus.mix import mix64
 from corpus.stats import Idf, domain_table2, table2_markdown
 from corpus.wordvec import load_word_counts
 from pipelines.batches import iter_tables
-from pipelines.deciles import RunPipeline
+from pipelines.progress import Marks, Report, RunPipeline, Tally, marking, run_reporting
 
 COLUMNS = ["id", "domain", "reference_tok", "pp_sim"]
 ALL_DOMAINS = "(all)"
@@ -33,13 +33,14 @@ def _smallest(table: pa.Table, k: int) -> pa.Table:
     return table.take(pa.array(np.argpartition(pick, k - 1)[:k]))
 
 
-def _domain_parts(path: str, k: int):
+def _domain_parts(path: str, k: int, marks: Marks):
     for table in iter_tables(path, COLUMNS):
         table = table.append_column(_PICK, pa.array(mix64(id_hashes(table.column("id").to_pylist()))))
         domains = table.column("domain").to_numpy(zero_copy_only=False)
         yield ALL_DOMAINS, _smallest(table, k)
         for domain in np.unique(domains):
             yield str(domain), _smallest(table.filter(pa.array(domains == domain)), k)
+    marks.add("file", 1)
 
 
 class SmallestRows(beam.CombineFn):
@@ -74,25 +75,31 @@ def _write_sample(samples: list, path: str) -> None:
         pq.write_table(table, handle, compression="zstd")
 
 
-def build_domain_sample(pipeline: beam.Pipeline, files: list[str], per_domain: int, out_path: str):
-    """One Parquet file of the sample: COLUMNS plus ``sample`` (the domain, or ``(all)``)."""
+def build_domain_sample(pipeline: beam.Pipeline, files: list[str], per_domain: int, out_path: str, marks: Marks):
+    """One Parquet file of the sample: COLUMNS plus ``sample`` (the domain, or ``(all)``); a
+    ``file`` mark per file read."""
     return (
         pipeline
         | "Files" >> beam.Create(sorted(files))
         | "Spread" >> beam.Reshuffle()
-        | "Parts" >> beam.FlatMap(_domain_parts, per_domain)
+        | "Parts" >> beam.FlatMap(_domain_parts, per_domain, marks)
         | "Smallest" >> beam.CombinePerKey(SmallestRows(per_domain))
         | "All" >> beam.combiners.ToList()
         | "Write" >> beam.Map(_write_sample, out_path)
     )
 
 
-def write_corpus_stats(run_pipeline: RunPipeline, corpus_files: list[str], per_domain: int, word_counts: str, out_dir: str) -> dict[str, dict]:
+def write_corpus_stats(
+    run_pipeline: RunPipeline, corpus_files: list[str], per_domain: int, word_counts: str, out_dir: str, report: Report | None = None
+) -> dict[str, dict]:
     """Table 2 of each domain (and of all) on a sample of ``per_domain`` pairs each: the sample
     (sample.parquet), the statistics (stats.json) and the table (stats.md) in the local
-    ``out_dir``; IDF from the ``word_counts`` file (empty: no IDF row). Returns the statistics."""
+    ``out_dir``; IDF from the ``word_counts`` file (empty: no IDF row). Returns the statistics;
+    ``report`` gets the files sampled while the pipeline runs."""
     sample_path = Path(out_dir, "sample.parquet")
-    run_pipeline(lambda p: build_domain_sample(p, corpus_files, per_domain, str(sample_path)))
+    with marking(str(Path(out_dir, "_sample-progress"))) as marks:
+        tally = Tally(marks.counter("file"), len(corpus_files), "corpus files sampled", "files")
+        run_reporting(run_pipeline, lambda p: build_domain_sample(p, corpus_files, per_domain, str(sample_path), marks), tally, report)
     idf = Idf(load_word_counts(word_counts)) if word_counts else None
     stats = domain_table2(pq.read_table(sample_path), idf)
     Path(out_dir, "stats.json").write_text(json.dumps(stats, indent=2) + "\n")

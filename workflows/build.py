@@ -24,7 +24,7 @@ class BuildParaNMT(luigi.WrapperTask):
     pp_encoder = AssignDeciles.pp_encoder
 
     def requires(self):
-        translator = without_empty(preset=self.preset, checkpoint=self.checkpoint, dict_dir=self.dict_dir,
+        translator_params = without_empty(preset=self.preset, checkpoint=self.checkpoint, dict_dir=self.dict_dir,
                                    spm_model=self.spm_model, spm_target_model=self.spm_target_model)
-        return AssignDeciles(inputs=self.inputs, translator=translator, **without_empty(
+        return AssignDeciles(inputs=self.inputs, translator=translator_params, **without_empty(
             engine=self.engine, pairs=self.pairs, pp_vectors=self.pp_vectors, pp_encoder=self.pp_encoder))

@@ -29,7 +29,7 @@ from pipelines import io
 from pipelines.batches import BATCH_ROWS
 from pipelines.deciles import DEFAULT_SAMPLE, write_corpus
 from pipelines.release import build_release_import
-from pipelines.score import build_score, export_encoder_vectors, sha256_of
+from pipelines.score import export_encoder_vectors, score_pairs, sha256_of
 from pipelines.select import select_top_half, select_training_set
 from pipelines.stats import write_corpus_stats
 from workflows.base import StageTask, read_manifest
@@ -68,7 +68,7 @@ class ImportParaphrases(ReadsRawFiles):
         }
 
 
-class PairsSource:
+class ReadsPairs:
     """Parameters and helpers of every task that reads the ``pairs`` dataset."""
 
     inputs = IngestBitext.inputs
@@ -103,7 +103,7 @@ class PairsSource:
         return io.dataset_files(self.pairs) if self.pairs and Path(self.pairs).is_dir() else []
 
 
-class SelectTopHalf(PairsSource, StageTask):
+class SelectTopHalf(ReadsPairs, StageTask):
     """The pairs whose translation score is in the top half: the bootstrapped PP model's training data."""
 
     stage = "pp_train"
@@ -117,13 +117,13 @@ class SelectTopHalf(PairsSource, StageTask):
 
     def build(self, partial_dir: Path) -> dict:
         out = str(partial_dir / "pairs")
-        counts = select_top_half(self.run_pipeline, io.dataset_files(self.pairs_dir()), out, str(partial_dir), self.sample_size)
+        counts = select_top_half(self.run_pipeline, io.dataset_files(self.pairs_dir()), out, str(partial_dir), self.sample_size, self.progress)
         io.ensure_nonempty(out, schemas.PAIRS)
         self.progress(f"{counts['selected']} of {counts['pairs']} pairs at or above the median translation score", 100)
         return {"schema": {"pairs": schemas.version_of(schemas.PAIRS)}, **counts}
 
 
-class TrainPPModel(PairsSource, TrainEncoder):
+class TrainPPModel(ReadsPairs, TrainEncoder):
     """Word Avg trained on the top half of the pairs by translation score (paper footnote 2): the
     PP model that scores the corpus when no vectors file or encoder is given. Training options
     are TrainEncoder's (``--TrainPPModel-epochs 1`` …)."""
@@ -142,7 +142,7 @@ class TrainPPModel(PairsSource, TrainEncoder):
         return self.given_pairs_files() + super().input_files()
 
 
-class ScorePairs(PairsSource, StageTask):
+class ScorePairs(ReadsPairs, StageTask):
     """Trigram overlap, PP similarity and token counts of every pair (SPEC.md §3) → ``scored``."""
 
     stage = "score"
@@ -180,7 +180,7 @@ class ScorePairs(PairsSource, StageTask):
         vectors, model = self._pp_model(partial_dir)
         files, scored_dir = io.dataset_files(self.pairs_dir()), str(self.scored_dir(partial_dir))
         self.progress(f"scoring {len(files)} shard(s) with {model['kind']} {model['path']}")
-        self.run_pipeline(lambda p: build_score(p, files, scored_dir, vectors, self.batch_rows))
+        score_pairs(self.run_pipeline, files, scored_dir, vectors, self.batch_rows, self.progress)
         io.ensure_nonempty(scored_dir, schemas.SCORED)
         rows = io.dataset_rows(scored_dir)
         self.progress(f"{rows} pairs scored", 100)
@@ -220,7 +220,7 @@ class AssignDeciles(StageTask):
         summary = write_corpus(
             self.run_pipeline, scored, str(self.corpus_dir(partial_dir)), str(partial_dir),
             shown_corpus_dir=str(self.corpus_dir()), pp_model=read_manifest(self.requires().output_dir)["pp_model"],
-            rejects=upstream_rejects(self), examples=self.examples, sample_size=self.sample_size,
+            rejects=upstream_rejects(self), examples=self.examples, sample_size=self.sample_size, report=self.progress,
         )
         return {
             "schema": {"corpus": schemas.version_of(schemas.CORPUS)},
@@ -248,7 +248,7 @@ class SelectTrainingSet(StageTask):
         rules = config_from(self, Rules)
         corpus_files = io.dataset_files(str(self.requires().corpus_dir()))
         out = partial_dir / "pairs"
-        counts = select_training_set(self.run_pipeline, corpus_files, rules, config_from(self, Sample), str(out), str(partial_dir), self.requires().sample_size)
+        counts = select_training_set(self.run_pipeline, corpus_files, rules, config_from(self, Sample), str(out), str(partial_dir), self.requires().sample_size, self.progress)
         shutil.rmtree(partial_dir / "candidates", ignore_errors=True)
         if not counts["selected"]:
             raise InputError(f"no corpus pair passes {rules}; widen the deciles or loosen the rules")
@@ -299,6 +299,6 @@ class CorpusStats(StageTask):
 
     def build(self, partial_dir: Path) -> dict:
         files = io.dataset_files(str(self.requires().corpus_dir()))
-        stats = write_corpus_stats(self.run_pipeline, files, self.per_domain, self.word_counts, str(partial_dir))
+        stats = write_corpus_stats(self.run_pipeline, files, self.per_domain, self.word_counts, str(partial_dir), self.progress)
         print((partial_dir / "stats.md").read_text())
         return {"domains": sorted(stats), "sampled": {domain: entry["sentences"] for domain, entry in stats.items()}}

@@ -103,11 +103,11 @@ class TrainEncoder(StageTask):
     def build(self, partial_dir: Path) -> dict:
         from models.trainer import CHECKPOINT, train_encoder
 
-        encoder, config = config_from(self, EncoderConfig), config_from(self, TrainConfig)
+        encoder_config, train_config = config_from(self, EncoderConfig), config_from(self, TrainConfig)
         dev = self.dev_evaluator()
         self.progress(f"training {self.model} on {self.training_data()}")
         result = train_encoder(
-            self.training_data(), partial_dir, encoder, config, dev=dev, word_vectors=self.word_vectors or None,
+            self.training_data(), partial_dir, encoder_config, train_config, dev=dev, word_vectors=self.word_vectors or None,
             columns=tuple(self.columns.split(",")), progress=self.progress,
         )
         (partial_dir / CHECKPOINT).unlink()  # optimizer state: only needed to resume

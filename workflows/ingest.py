@@ -12,7 +12,7 @@ import schemas
 from corpus.errors import InputError
 from corpus.readers import DEFAULT_MAX_LINE_BYTES, InputUnit
 from pipelines import io
-from pipelines.ingest import build_ingest, expand_inputs
+from pipelines.ingest import expand_inputs, ingest
 from workflows.base import StageTask, log
 
 # Share of an input's lines that, rejected, earns a warning on the console.
@@ -88,7 +88,7 @@ class IngestBitext(ReadsRawFiles):
         units = self.units
         bitext_dir, rejects_dir = self.bitext_dir(partial_dir), partial_dir / "rejects"
         self.progress(f"ingesting {len(units)} input file(s) into {self.num_shards} shards")
-        self.run_pipeline(lambda p: build_ingest(p, units, str(bitext_dir), str(rejects_dir), self.num_shards, self.max_line_bytes))
+        ingest(self.run_pipeline, units, str(bitext_dir), str(rejects_dir), self.num_shards, self.max_line_bytes, str(partial_dir), self.progress)
         io.ensure_nonempty(str(rejects_dir), schemas.REJECTS)
         io.ensure_nonempty(str(bitext_dir), schemas.BITEXT)
         rows = io.dataset_rows(str(bitext_dir))

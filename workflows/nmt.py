@@ -179,13 +179,13 @@ class ConvertTranslator(StageTask):
         return {"model_fingerprint": NmtModel.load(partial_dir).fingerprint("ctranslate2")}
 
 
-def model_task(inputs: str, engine: str, translator) -> StageTask:
+def model_task(inputs: str, engine: str, translator_params) -> StageTask:
     """The stage whose ``nmt.json`` an engine loads: the converted model for CTranslate2, the checkpoint for fairseq."""
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r}; choose one of {ENGINES}")
     if engine == "ctranslate2":
-        return ConvertTranslator(inputs=inputs, translator=translator)
-    return TrainTranslator(inputs=inputs, **translator)
+        return ConvertTranslator(inputs=inputs, translator=translator_params)
+    return TrainTranslator(inputs=inputs, **translator_params)
 
 
 @with_settings(DecodeOptions, only=("beam_size",))
