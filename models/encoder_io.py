@@ -90,9 +90,21 @@ def load_setup(directory: Path) -> tuple[EncoderConfig, Featurizers]:
     return config, featurizers
 
 
+def save_torch(value: object, path: Path) -> None:
+    """``torch.save`` written atomically, with the same bytes every time: given a file name,
+    torch names the archive's inner folder after it, and the temporary's name is random; given
+    an open file, the folder is always ``archive``."""
+
+    def write(temporary: Path) -> None:
+        with open(temporary, "wb") as handle:
+            torch.save(value, handle)
+
+    write_atomically(path, write)
+
+
 def save_weights(directory: Path, encoder: Encoder, name: str = WEIGHTS) -> None:
     state = {key: value.detach().cpu() for key, value in encoder.state_dict().items()}
-    write_atomically(Path(directory) / name, lambda p: torch.save(state, p))
+    save_torch(state, Path(directory) / name)
 
 
 def load_model(directory: Path, device: str | torch.device = "cpu") -> tuple[EncoderConfig, Featurizers, Encoder]:

@@ -61,11 +61,14 @@ DevScore = Callable[[Embed], float]
 
 @dataclass
 class TrainConfig:
-    """Optimisation settings; defaults are the paper's (section 6.2)."""
+    """Optimisation settings; defaults are the paper's (section 6.2) except the negatives, the
+    learning rate and the development set, chosen on real pairs (README)."""
 
     batch_size: int = setting(100, "Pairs per update.")
     margin: float = setting(0.4, "Margin δ of the hinge loss.")
-    lr: float = setting(0.001, "Adam learning rate.")
+    # 0.008, not the paper's 0.001: with STS-B dev selecting, it gives +2.2 STS 2012–2016 points for
+    # Word Avg and +1.6 for Trigram Avg on the reference pairs in 5 epochs (README, issue 9).
+    lr: float = setting(0.008, "Adam learning rate (the paper: 0.001).")
     epochs: int = setting(5, "Passes over the training pairs.")
     megabatch: int = setting(40, "Mini-batches pooled to choose negatives (M; 1: in-batch).")
     megabatch_anneal: int = setting(0, "M grows by 1 every N updates, from 1 up to --megabatch (0: M from the start).")
@@ -269,7 +272,7 @@ class Trainer:
             "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
             **asdict(state),
         }
-        write_atomically(self.output_dir / CHECKPOINT, lambda p: torch.save(saved, p))
+        encoder_io.save_torch(saved, self.output_dir / CHECKPOINT)
 
     def _load_checkpoint(self) -> RunState | None:
         path = self.output_dir / CHECKPOINT

@@ -131,3 +131,14 @@ def test_pretrained_rows_initialise_token_tables_and_unknown_model_is_rejected()
         resolve_embed_dim(EncoderConfig(embed_dim=4), vector_dim=3)
     with pytest.raises(ValueError, match="unknown model"):
         build_encoder(EncoderConfig(model="gru_max", embed_dim=3), {"tokens": 5})
+
+
+def test_saved_weights_are_the_same_bytes_every_time(tmp_path):
+    """Model files are written under a random temporary name; the bytes must not depend on it
+    (byte-identical reruns, the PP model's sha256 in the corpus summary)."""
+    from models.encoder_io import save_weights
+
+    encoder = build_encoder(EncoderConfig(model="word_avg", embed_dim=8), {"tokens": 20})
+    save_weights(tmp_path, encoder, "first.pt")
+    save_weights(tmp_path, encoder, "second.pt")
+    assert (tmp_path / "first.pt").read_bytes() == (tmp_path / "second.pt").read_bytes()
