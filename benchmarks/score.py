@@ -150,7 +150,7 @@ def run_vectorized_core(n: int, vectors_path: str, batch_rows: int = 16_384) -> 
 def run_beam(pairs_dir: str, vectors_path: str, out: Path, workers: int) -> tuple[float, float]:
     import apache_beam as beam
 
-    from pipelines.batches import Source
+    from pipelines.batches import RankingInput
     from pipelines.deciles import SCORER_KEYS, build_assign, decile_ranks, find_cuts
     from pipelines.io import dataset_files
     from pipelines.options import pipeline_options
@@ -163,7 +163,7 @@ def run_beam(pairs_dir: str, vectors_path: str, out: Path, workers: int) -> tupl
     started = clock()
     run_pipeline(lambda p: build_score(p, dataset_files(pairs_dir), str(out / "scored"), vectors_path))
     scored = dataset_files(str(out / "scored"))
-    _, cuts = find_cuts(run_pipeline, Source(tuple(scored), SCORER_KEYS), decile_ranks, str(out))
+    _, cuts = find_cuts(run_pipeline, RankingInput(tuple(scored), SCORER_KEYS), decile_ranks, str(out))
     run_pipeline(lambda p: build_assign(p, scored, str(out / "corpus"), cuts, 2, str(out / "summary.json")))
     return started
 

@@ -85,7 +85,7 @@ class IdKeys:
 
 
 @dataclass(frozen=True)
-class Source:
+class RankingInput:
     """What a ranking pass reads: files, the keys of their rows, and an optional row filter.
 
     ``row_filter`` is a picklable callable (table → bool mask) with a ``columns`` attribute.

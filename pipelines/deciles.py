@@ -31,7 +31,7 @@ from corpus.deciles import SCORERS, Bracket, Key
 from corpus.mix import mix64
 from corpus.selection import PARTITION
 from corpus.stats import summary_markdown, summary_record
-from pipelines.batches import IdKeys, Keys, Source, file_rows, iter_tables, shard_number
+from pipelines.batches import IdKeys, Keys, RankingInput, file_rows, iter_tables, shard_number
 from pipelines.progress import (
     UNWATCHED,
     Marks,
@@ -114,13 +114,13 @@ def _cut_record(resolved: list, counts: dict[str, int]) -> dict:
     return record
 
 
-def _keys_of_file(path: str, source: Source, marks: Marks):
+def _keys_of_file(path: str, source: RankingInput, marks: Marks):
     """The keys of one file's batches, and a ``file`` mark once it is read to the end."""
     yield from source.keys_of(path)
     marks.add("file", 1)
 
 
-def build_cut_search(pipeline: beam.Pipeline, source: Source, ranks, n_hint: int, sample_size: int, width: float, result_path: str, marks: Marks = UNWATCHED):
+def build_cut_search(pipeline: beam.Pipeline, source: RankingInput, ranks, n_hint: int, sample_size: int, width: float, result_path: str, marks: Marks = UNWATCHED):
     """Passes 1 and 2 as one pipeline; writes {name: {count, cuts: {k: [score, hash] | null}}}
     and leaves a ``file`` mark per file read (two per file)."""
     limit = deciles.sample_limit(n_hint, sample_size)
@@ -152,7 +152,7 @@ def build_cut_search(pipeline: beam.Pipeline, source: Source, ranks, n_hint: int
 
 def find_cuts(
     run_pipeline: RunPipeline,
-    source: Source,
+    source: RankingInput,
     ranks: Callable[[int], list[int]],
     work_dir: str,
     sample_size: int = DEFAULT_SAMPLE,
@@ -310,7 +310,7 @@ def write_corpus(
     ``out_dir``, where the cut search leaves its records too; returns the summary. ``shown_corpus_dir`` is
     where the summary says the corpus is (its final place); ``pp_model`` and ``rejects``, the
     upstream stages' records, are copied into it. ``report`` follows the pipelines as they run."""
-    counts, cuts = find_cuts(run_pipeline, Source(tuple(scored_files), SCORER_KEYS), decile_ranks, out_dir, sample_size, report=report)
+    counts, cuts = find_cuts(run_pipeline, RankingInput(tuple(scored_files), SCORER_KEYS), decile_ranks, out_dir, sample_size, report=report)
     deciles_path = Path(out_dir, "_deciles.json")
     tally = Tally(lambda: complete_rows(corpus_dir), max(counts.values(), default=0), "pairs written to the corpus", "pairs")
     run_reporting(run_pipeline, lambda p: build_assign(p, scored_files, corpus_dir, cuts, examples, str(deciles_path)), tally, report)

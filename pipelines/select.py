@@ -19,7 +19,7 @@ import schemas
 from corpus.deciles import Key, assign, cut_ranks
 from corpus.ids import id_hashes
 from corpus.selection import Rules, Sample, drop_duplicates
-from pipelines.batches import IdKeys, Source, shard_number
+from pipelines.batches import IdKeys, RankingInput, shard_number
 from pipelines.deciles import DEFAULT_SAMPLE, find_cuts
 from pipelines.io import dataset_files, write_part
 from pipelines.progress import (
@@ -38,7 +38,7 @@ SAMPLE = "sample"
 class WriteKept(beam.DoFn):
     """Rows of one input file whose bin under ``cuts`` (ranking ``name``) is ``keep`` → part <index>."""
 
-    def __init__(self, source: Source, name: str, cuts: list[Key], keep: int, schema: pa.Schema, out_dir: str):
+    def __init__(self, source: RankingInput, name: str, cuts: list[Key], keep: int, schema: pa.Schema, out_dir: str):
         self.source, self.name, self.cuts, self.keep, self.schema, self.out_dir = source, name, cuts, keep, schema, out_dir
 
     def process(self, item):
@@ -52,7 +52,7 @@ class WriteKept(beam.DoFn):
             yield write_part(table, self.schema, self.out_dir, index)
 
 
-def build_write_kept(pipeline: beam.Pipeline, source: Source, name: str, cuts: list[Key], keep: int, schema: pa.Schema, out_dir: str):
+def build_write_kept(pipeline: beam.Pipeline, source: RankingInput, name: str, cuts: list[Key], keep: int, schema: pa.Schema, out_dir: str):
     return (
         pipeline
         | "Files" >> beam.Create(list(enumerate(sorted(source.files))))
@@ -62,7 +62,7 @@ def build_write_kept(pipeline: beam.Pipeline, source: Source, name: str, cuts: l
 
 
 def write_kept(
-    run_pipeline: RunPipeline, source: Source, name: str, cuts: list[Key], keep: int, schema: pa.Schema, out_dir: str, expected_rows: int, report: Report | None
+    run_pipeline: RunPipeline, source: RankingInput, name: str, cuts: list[Key], keep: int, schema: pa.Schema, out_dir: str, expected_rows: int, report: Report | None
 ) -> None:
     """Run ``build_write_kept``; ``report`` gets the rows written of the ``expected_rows`` while it runs."""
     tally = Tally(lambda: complete_rows(out_dir), expected_rows, "pairs written", "pairs")
@@ -72,7 +72,7 @@ def write_kept(
 def _route(path: str, rules: Rules, num_shards: int, marks: Marks):
     """Filtered rows of a corpus file, split by hash(reference_tok TAB translation_tok) mod
     shards; a ``file`` mark once the file is read to the end."""
-    for table in Source((path,), IdKeys(()), rules).tables(path, schemas.TRAINING.names):
+    for table in RankingInput((path,), IdKeys(()), rules).tables(path, schemas.TRAINING.names):
         text = pc.binary_join_element_wise(table.column("reference_tok"), table.column("translation_tok"), "\t")
         shards = id_hashes(text.to_pylist()) % num_shards
         for shard in sorted(set(shards.tolist())):
@@ -122,9 +122,9 @@ def select_training_set(
         with marking(f"{work_dir}/_candidates-progress") as marks:
             tally = Tally(marks.counter("file"), len(files), "corpus files read for the release filters", "files")
             run_reporting(run_pipeline, lambda p: build_candidates(p, files, rules, candidates, shards, marks), tally, report)
-        source = Source(tuple(dataset_files(candidates)), keys)
+        source = RankingInput(tuple(dataset_files(candidates)), keys)
     else:
-        source = Source(tuple(files), keys, rules)
+        source = RankingInput(tuple(files), keys, rules)
     counts, cuts = find_cuts(run_pipeline, source, functools.partial(first_n, sample.n_pairs), work_dir, sample_size, report=report)
     available = counts.get(SAMPLE, 0)
     selected = min(sample.n_pairs, available) if sample.n_pairs else available
@@ -135,7 +135,7 @@ def select_training_set(
 def select_top_half(run_pipeline: RunPipeline, pairs_files: list[str], out_dir: str, work_dir: str, sample_size: int = DEFAULT_SAMPLE, report: Report | None = None) -> dict:
     """The pairs whose translation score is in the top half (rank ≥ N/2 by (score, id hash));
     ``report`` follows the pipelines as they run."""
-    source = Source(tuple(pairs_files), IdKeys((("trans", "trans_score"),)))
+    source = RankingInput(tuple(pairs_files), IdKeys((("trans", "trans_score"),)))
     counts, cuts = find_cuts(run_pipeline, source, functools.partial(cut_ranks, bins=2), work_dir, sample_size, report=report)
     total = counts.get("trans", 0)
     write_kept(run_pipeline, source, "trans", cuts.get("trans", []), 1, schemas.PAIRS, out_dir, total - total // 2, report)

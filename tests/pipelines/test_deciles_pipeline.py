@@ -50,7 +50,7 @@ def write_shards(table, directory, shards, schema=schemas.SCORED):
 def assign(tmp_path, table, shards, sample_size=stage.DEFAULT_SAMPLE, name="run", width=stage.deciles.DEFAULT_WIDTH):
     root = tmp_path / name
     files = write_shards(table, root / "scored", shards)
-    source = stage.Source(tuple(files), stage.SCORER_KEYS)
+    source = stage.RankingInput(tuple(files), stage.SCORER_KEYS)
     counts, cuts = stage.find_cuts(run_in_process, source, stage.decile_ranks, str(root), sample_size, width)
     run_in_process(lambda p: stage.build_assign(p, files, str(root / "corpus"), cuts, 2, str(root / "summary.json")))
     corpus = pd.read_parquet(root / "corpus").sort_values("id").reset_index(drop=True)
