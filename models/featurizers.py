@@ -216,9 +216,9 @@ class PieceFeaturizer:
 
     @classmethod
     def fit_transform(cls, sentences: Sequence[str], vocab_size: int = 50_000, seed: int = 1) -> tuple[PieceFeaturizer, Ragged]:
-        import sentencepiece as spm
-
-        featurizer = cls(_spm_train(spm, [s.lower() for s in sentences], vocab_size, seed))
+        lowered = [s.lower() for s in sentences if s.strip()]
+        featurizer = cls(train_sentencepiece(lowered, seed, model_type="unigram", vocab_size=vocab_size, pad_id=PAD, unk_id=UNK,
+                                             character_coverage=1.0, input_sentence_size=2_000_000))
         return featurizer, featurizer.featurize(sentences)
 
     def save(self, directory: Path) -> None:
@@ -229,27 +229,18 @@ class PieceFeaturizer:
         return cls((directory / "pieces.model").read_bytes())
 
 
-def _spm_train(spm, sentences: list[str], vocab_size: int, seed: int) -> bytes:
-    """Train a unigram model in memory; ``vocab_size`` is an upper bound (small corpora get
-    fewer pieces)."""
+def train_sentencepiece(sentences: Iterable[str], seed: int, **options) -> bytes:
+    """A sentencepiece model trained in memory, the same bytes on every machine: seeded, with a
+    fixed thread count (the pieces depend on how the work is split, not on the cores), sampled
+    sentences shuffled, the vocabulary size a soft limit (a small corpus gets as many pieces as
+    it supports instead of failing), no BOS/EOS pieces; ``options`` are the trainer's own."""
+    import sentencepiece as spm
+
     model = io.BytesIO()
     spm.set_random_generator_seed(seed)
     spm.SentencePieceTrainer.train(
-        sentence_iterator=iter([s for s in sentences if s.strip()]),
-        model_writer=model,
-        model_type="unigram",
-        vocab_size=vocab_size,
-        hard_vocab_limit=False,
-        pad_id=PAD,
-        unk_id=UNK,
-        bos_id=-1,
-        eos_id=-1,
-        character_coverage=1.0,
-        input_sentence_size=2_000_000,
-        shuffle_input_sentence=True,
-        # A fixed thread count: the pieces depend on how the work is split, not on the machine.
-        num_threads=16,
-        minloglevel=2,
+        sentence_iterator=iter(sentences), model_writer=model, shuffle_input_sentence=True, hard_vocab_limit=False,
+        bos_id=-1, eos_id=-1, num_threads=16, minloglevel=2, **options,
     )
     return model.getvalue()
 

@@ -6,13 +6,14 @@ decoding the pieces gives detokenized text directly, so no Moses detokenizer is 
 
 from __future__ import annotations
 
-import io
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import sentencepiece as spm
+
+from models.featurizers import train_sentencepiece
 
 
 @dataclass(frozen=True)
@@ -33,27 +34,12 @@ def train(sentences: Iterable[str], model_path: Path, config: SpmConfig) -> int:
     The vocabulary size is a soft limit (``hard_vocab_limit=False``): a small corpus gets as many
     pieces as it supports instead of failing. Returns the trained vocabulary size.
     """
-    spm.set_random_generator_seed(config.seed)
-    model = io.BytesIO()
-    spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(sentences),
-        model_writer=model,
-        vocab_size=config.vocab_size,
-        model_type=config.model_type,
-        character_coverage=config.character_coverage,
-        input_sentence_size=config.input_sentence_size,
-        shuffle_input_sentence=True,
-        hard_vocab_limit=False,
-        # fairseq adds its own <s>, <pad>, </s>, <unk>; pieces map 1:1 to dictionary entries.
-        bos_id=-1,
-        eos_id=-1,
-        unk_id=0,
-        max_sentence_length=16_384,
-        # A fixed thread count: the model depends on how the work is split, not on the cores.
-        num_threads=16,
-        minloglevel=2,
+    # fairseq adds its own <s>, <pad>, </s>, <unk>; pieces map 1:1 to dictionary entries.
+    model = train_sentencepiece(
+        sentences, config.seed, vocab_size=config.vocab_size, model_type=config.model_type, character_coverage=config.character_coverage,
+        input_sentence_size=config.input_sentence_size, unk_id=0, max_sentence_length=16_384,
     )
-    model_path.write_bytes(model.getvalue())
+    model_path.write_bytes(model)
     return load(model_path).get_piece_size()
 
 
