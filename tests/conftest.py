@@ -104,5 +104,17 @@ def job_server(tmp_path):
 
 @pytest.fixture
 def portable_options(job_server):
-    """Pipeline options that submit to the job service, the SDK worker in this process."""
+    """Pipeline options that submit to the job service, the SDK worker in the submitting process
+    (run it with :func:`in_fresh_process`)."""
     return ("--runner=PortableRunner", f"--job_endpoint={job_server}", "--environment_type=LOOPBACK")
+
+
+def in_fresh_process(function, *args):
+    """``function(*args)`` in a spawned process. A LOOPBACK pipeline leaves the SDK worker's gRPC
+    threads running in the process that submitted it, and a later test that forks (Luigi's
+    ``workers=2``) then crashes in the child; a spawned process takes them with it."""
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    with ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool:
+        return pool.submit(function, *args).result()

@@ -7,6 +7,7 @@ import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.testing.test_pipeline import TestPipeline as BeamTestPipeline
 from apache_beam.testing.util import assert_that, equal_to
+from conftest import in_fresh_process
 
 import schemas
 from corpus.errors import InputError
@@ -153,7 +154,7 @@ def test_truncated_gzip_keeps_the_lines_before_the_damage(tmp_path):
 def test_ingest_runs_on_the_portable_runner(inputs, tmp_path, portable_options):
     units = expand_inputs(f"{inputs}/*.gz,{inputs}/tatoeba.ces")
     run_ingest(units, tmp_path / "direct")
-    run_ingest(units, tmp_path / "portable", options=portable_options)
+    in_fresh_process(run_ingest, units, tmp_path / "portable", 3, portable_options)
     direct = sorted(p.name for p in (tmp_path / "direct" / "bitext").iterdir())
     assert direct == sorted(p.name for p in (tmp_path / "portable" / "bitext").iterdir())
     for name in direct:
