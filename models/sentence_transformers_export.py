@@ -16,7 +16,6 @@ imports any module class that is not its own.
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,21 +25,7 @@ from corpus.errors import InputError
 from corpus.files import write_atomically
 from models.encoder_io import Featurizers, load_model, save_setup, save_weights
 from models.encoders import Encoder, EncoderConfig
-from models.featurizers import featurize
-
-
-def hide_broken_torchaudio() -> None:
-    """Keep transformers from importing a torchaudio that cannot load.
-
-    fairseq-fixed pulls in PyPI's torchaudio, a CUDA build that fails to load beside a CPU torch;
-    transformers imports it whenever it is installed, so ``import sentence_transformers`` would
-    fail. A ``None`` entry in ``sys.modules`` is Python's mark for "not importable": transformers
-    then runs without audio support. A torchaudio that does load is left alone."""
-    try:
-        import torchaudio  # noqa: F401
-    except (ImportError, OSError):
-        sys.modules["torchaudio"] = None
-
+from models.featurizers import featurize, hide_broken_torchaudio
 
 hide_broken_torchaudio()
 

@@ -15,7 +15,6 @@ piece are rejected (``rejects`` dataset, reason ``empty_source``).
 from __future__ import annotations
 
 import logging
-import re
 import time
 import uuid
 from collections.abc import Iterator
@@ -37,17 +36,13 @@ from apache_beam.ml.inference.base import (
 import schemas
 from models.nmt.translate import DecodeOptions, NmtModel, Translator, load_translator
 from pipelines import progress
+from pipelines.batches import shard_number
 from pipelines.io import dataset_files, dataset_rows, part_path
 from pipelines.progress import Report, Tally
 
 STAGE = "backtranslate"
 log = logging.getLogger(__name__)
-_PART = re.compile(r"part-(\d+)\.parquet$")
 _BITEXT_COLUMNS = ["id", "source", "line", "domain", "czeng_score", "cs", "en"]
-
-
-def shard_number(path: str) -> int:
-    return int(_PART.search(path).group(1))
 
 
 def pending_shards(bitext_dir: str, pairs_dir: str) -> list[str]:
