@@ -114,13 +114,13 @@ def run_cell(cell: Cell, pairs_path: str, directory: str, epochs: int) -> dict:
         per_epoch.append(scores(embed))
         return dev_score(embed, dev)
 
-    row = {"model": cell.model, "negatives": cell.label, "dev_set": config.dev_set, "lr": config.lr}
+    row = {"model": cell.model, "negatives": cell.label}
     if cell.untrained:
-        return {**row, **scores(trainer.sentence_encoder().encode), **curves([]), "pairs_per_s": None}
+        return {**row, "dev_set": "–", "lr": None, **scores(trainer.sentence_encoder().encode), **curves([]), "pairs_per_s": None}
     started = time.perf_counter()
     trainer.run(select)
     seconds = time.perf_counter() - started
-    return {**row, **scores(load_encoder(directory, "cpu").encode), **curves(per_epoch), "pairs_per_s": len(first) * epochs / seconds}
+    return {**row, "dev_set": config.dev_set, "lr": config.lr, **scores(load_encoder(directory, "cpu").encode), **curves(per_epoch), "pairs_per_s": len(first) * epochs / seconds}
 
 
 def main() -> None:
