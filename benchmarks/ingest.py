@@ -53,17 +53,17 @@ def run_plain_python(source: Path, out: Path) -> int:
 
     import schemas
     from corpus.readers import BitextRecord, iter_czeng
-    from corpus.text import tokenize_batch
+    from corpus.text import english_tokens
 
     with gzip.open(source, "rb") as handle:
         records = [r for r in iter_czeng(handle, source.name) if isinstance(r, BitextRecord)]
     records.sort(key=lambda r: r.id)
-    cs_tok, en_tok = tokenize_batch([r.cs for r in records], "cs"), tokenize_batch([r.en for r in records], "en")
+    en_tok = english_tokens(r.en for r in records)
     table = pa.table({
         "id": [r.id for r in records], "source": [r.source for r in records], "line": [r.line for r in records],
         "domain": [r.domain for r in records], "czeng_score": [r.czeng_score for r in records],
-        "cs": [r.cs for r in records], "en": [r.en for r in records], "cs_tok": cs_tok, "en_tok": en_tok,
-        "cs_n_tokens": [len(t.split()) for t in cs_tok], "en_n_tokens": [len(t.split()) for t in en_tok],
+        "cs": [r.cs for r in records], "en": [r.en for r in records], "en_tok": en_tok,
+        "en_n_tokens": [len(t.split()) for t in en_tok],
     })
     return schemas.write_table(table, schemas.BITEXT, str(out / "bitext.parquet"))
 

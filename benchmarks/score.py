@@ -71,19 +71,33 @@ def write_pairs_dataset(directory: Path, n: int, shards: int) -> None:
 
     import schemas
     from corpus.ids import id_hashes
+    from corpus.tokenbatch import token_columns
     from pipelines.io import write_part
 
     references, translations = generate_pairs(n)
+    reference_tok, translation_tok = generated_tokens(references), generated_tokens(translations)
     ids = [f"news-b{i // 100_000}-00train-f{i // 100:05d}-s{i % 100}" for i in range(n)]
     rng = np.random.default_rng(3)
     table = pa.table({
         "id": ids, "source": ["bench.gz"] * n, "domain": ["news"] * n, "czeng_score": rng.random(n), "cs": [""] * n,
         "reference": references, "translation": translations, "trans_score": -rng.gamma(2.0, 0.3, n),
         "trans_n_tokens": np.full(n, 20, np.int32), "truncated": np.zeros(n, bool),
+        **token_columns(reference_tok, translation_tok),
     }).sort_by("id")
     shard = id_hashes(table.column("id").to_pylist()) % np.uint64(shards)
     for s in range(shards):
         write_part(table.filter(pa.array(shard == s)), schemas.PAIRS, str(directory), s)
+
+
+def generated_tokens(sentences: list[str]) -> list[str]:
+    """The ``*_tok`` strings of generated sentences, which upstream stages make with
+    ``corpus.text.english_tokens``: the words, commas and final period are already
+    space-separated, so lowercasing gives them (checked on the first thousand)."""
+    from corpus.text import english_tokens
+
+    tokens = [sentence.lower() for sentence in sentences]
+    assert tokens[:1000] == english_tokens(sentences[:1000]), "generated sentences no longer tokenize trivially"
+    return tokens
 
 
 def authors_pp(reference: list[str], translation: list[str], index: dict, vectors: np.ndarray) -> float:
@@ -108,8 +122,11 @@ def python_deciles(scores: list[float]) -> list[int]:
 
 def run_authors(n: int, vectors_path: str, tokenized: bool) -> tuple[float, float]:
     from corpus.overlap import authors_overlap
-    from corpus.scoring import lower_tokens
+    from corpus.text import tokenize
     from corpus.wordvec import load_vectors
+
+    def lower_tokens(texts):
+        return [tokenize(text, "en", lowercase=True) for text in texts]
 
     words, vectors = load_vectors(vectors_path)
     index = {w: i for i, w in enumerate(words)}
@@ -131,17 +148,15 @@ def run_authors(n: int, vectors_path: str, tokenized: bool) -> tuple[float, floa
 
 def run_vectorized_core(n: int, vectors_path: str, batch_rows: int = 16_384) -> tuple[float, float]:
     from corpus.overlap import trigram_overlap
-    from corpus.scoring import lower_tokens
     from corpus.similarity import WordAverager
     from corpus.tokenbatch import TokenBatch
     from corpus.wordvec import load_vectors
 
     model = WordAverager(*load_vectors(vectors_path))
-    references, translations = generate_pairs(n)
-    references, translations = lower_tokens(references), lower_tokens(translations)
+    references, translations = (generated_tokens(side) for side in generate_pairs(n))
     started = clock()
     for start in range(0, n, batch_rows):
-        batch = TokenBatch.from_token_lists(references[start : start + batch_rows], translations[start : start + batch_rows])
+        batch = TokenBatch.from_joined(references[start : start + batch_rows], translations[start : start + batch_rows])
         trigram_overlap(batch)
         model.similarity(batch)
     return started

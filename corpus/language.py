@@ -84,9 +84,11 @@ class LanguageModel:
         return probs[:, self.languages.index(language)] / probs.sum(axis=1)
 
 
-def _utf8(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _utf8(texts: pa.Array | pa.ChunkedArray | Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """All texts' UTF-8 bytes in one uint8 array (Arrow's string buffer), with each text's start and length."""
     array = pa.array(texts, pa.string())
+    if array.offset:  # a slice shares its parent's buffers: copy it to read them from 0
+        array = pa.concat_arrays([array])
     offsets = np.frombuffer(array.buffers()[1], np.int32, count=len(array) + 1).astype(np.int64)
     data = array.buffers()[2]
     return (np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)), offsets[:-1], np.diff(offsets)

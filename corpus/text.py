@@ -1,7 +1,9 @@
-"""Moses punctuation normalization and tokenization (sacremoses), language-specific."""
+"""Moses punctuation normalization and tokenization (sacremoses), language-specific, and the one
+tokenized form of English that every stage after ingest reads (``english_tokens``)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import lru_cache
 
 from sacremoses import MosesPunctNormalizer, MosesTokenizer
@@ -20,6 +22,14 @@ def tokenize(text: str, lang: str, lowercase: bool = False) -> list[str]:
     return [token.lower() for token in tokens] if lowercase else tokens
 
 
-def tokenize_batch(texts: list[str], lang: str, lowercase: bool = False) -> list[str]:
-    """Tokenize many sentences; each result is its tokens joined by one space."""
-    return [" ".join(tokenize(text, lang, lowercase)) for text in texts]
+def english_tokens(texts: Iterable[str]) -> list[str]:
+    """The ``*_tok`` form of English sentences: lowercased Moses tokens joined by one space (a
+    token never holds whitespace). It is made once per sentence, by the stage that first has
+    the sentence (ingest, back-translation, release import), and read by scoring, selection and
+    training. Moses has no batch API, so each distinct text of the call is tokenized once: real
+    corpora repeat many short sentences ("Thank you.", "Yes.")."""
+    texts = list(texts)
+    distinct = dict.fromkeys(texts)
+    for text in distinct:
+        distinct[text] = " ".join(tokenize(text, "en", lowercase=True))
+    return [distinct[text] for text in texts]

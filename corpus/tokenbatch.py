@@ -86,6 +86,17 @@ def split_joined(joined: pa.Array) -> tuple[pa.Array, np.ndarray]:
     return values.filter(pc.not_equal(values, "")), lengths
 
 
+def token_columns(reference_tok: pa.ChunkedArray | Sequence[str], translation_tok: pa.ChunkedArray | Sequence[str]) -> dict[str, pa.Array]:
+    """The token columns of a ``pairs`` table from the two sides' ``*_tok`` strings: the strings
+    and their token counts."""
+    columns = {}
+    for side, joined in (("reference", reference_tok), ("translation", translation_tok)):
+        joined = joined.combine_chunks() if isinstance(joined, pa.ChunkedArray) else pa.array(joined, pa.string())
+        columns[f"{side}_tok"] = joined
+        columns[f"{side}_n_tokens"] = pa.array(split_joined(joined)[1].astype(np.int32))
+    return columns
+
+
 def encode_joined(texts: pa.Array | Sequence[str]) -> tuple[Side, list[str]]:
     """One column of space-joined token strings as token ids and their vocabulary."""
     return _encode(*split_joined(pa.array(texts, pa.string())))

@@ -30,11 +30,12 @@ Featurizers = dict[str, object]
 
 
 def fit_featurizers(
-    config: EncoderConfig, sentences: Sequence[str], extra_words: Iterable[str] = (), seed: int = 1
+    config: EncoderConfig, sentences: Sequence[str], extra_words: Iterable[str] = (), seed: int = 1, words: Sequence[str] | None = None
 ) -> tuple[Featurizers, Inputs]:
     """One featurizer per feature the model reads, fitted on the training sentences, and
     those sentences featurized. ``extra_words`` (the pretrained vectors' words) join the word
-    vocabulary after the training words, so words seen only in the vectors keep their vector."""
+    vocabulary after the training words, so words seen only in the vectors keep their vector.
+    ``words``: the sentences' ``*_tok`` strings, when the corpus has them (``models.featurizers``)."""
     featurizers: Featurizers = {}
     inputs: Inputs = {}
     for feature in sorted(build_encoder_features(config)):
@@ -42,7 +43,7 @@ def fit_featurizers(
         if kind == "pieces":
             fitted = PieceFeaturizer.fit_transform(sentences, config.spm_vocab_size, seed)
         elif kind == "words":
-            fitted = FEATURIZERS[kind].fit_transform(sentences, config.min_count, config.max_vocab or None, extra_words)
+            fitted = FEATURIZERS[kind].fit_transform(sentences, config.min_count, config.max_vocab or None, extra_words, words)
         else:
             fitted = FEATURIZERS[kind].fit_transform(sentences, config.trigram_min_count, config.max_trigrams or None)
         featurizers[feature], inputs[feature] = fitted

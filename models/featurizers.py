@@ -3,7 +3,10 @@
 Every featurizer shares one id convention: 0 is padding, 1 is the unknown symbol, so a
 model can pad any feature the same way. A featurizer is fitted on the training sentences
 (its vocabulary is data, saved beside the model weights) and turns a list of sentences into
-one :class:`Ragged` array, the CSR layout ``EmbeddingBag`` consumes directly. A sentence with
+one :class:`Ragged` array, the CSR layout ``EmbeddingBag`` consumes directly. Sentences may come
+with their ``words``: the ``*_tok`` strings of a corpus (lowercased Moses tokens joined by one
+space, ``corpus.text.english_tokens``), made once when the corpus was built; the word
+featurizer then splits them instead of tokenizing again. A sentence with
 no feature at all (an empty string) gets a single unknown id, so every row is non-empty and
 recurrent models never see a zero length.
 """
@@ -152,8 +155,13 @@ class Featurizer:
     def symbols(sentence: str) -> list[str]:
         raise NotImplementedError
 
-    def featurize(self, sentences: Sequence[str]) -> Ragged:
-        return self._rows([self.symbols(s) for s in sentences])
+    @classmethod
+    def symbol_rows(cls, sentences: Sequence[str], words: Sequence[str] | None = None) -> list[list[str]]:
+        """The symbols of every sentence (``words``: see the module docstring)."""
+        return [cls.symbols(s) for s in sentences]
+
+    def featurize(self, sentences: Sequence[str], words: Sequence[str] | None = None) -> Ragged:
+        return self._rows(self.symbol_rows(sentences, words))
 
     def _rows(self, symbol_rows: list[list[str]]) -> Ragged:
         ids = self.vocabulary.ids
@@ -161,10 +169,10 @@ class Featurizer:
 
     @classmethod
     def fit_transform(
-        cls, sentences: Sequence[str], min_count: int = 1, max_size: int | None = None, extra: Iterable[str] = ()
+        cls, sentences: Sequence[str], min_count: int = 1, max_size: int | None = None, extra: Iterable[str] = (), words: Sequence[str] | None = None
     ) -> tuple[Featurizer, Ragged]:
         """Fit the vocabulary and featurize the same sentences, splitting each only once."""
-        symbol_rows = [cls.symbols(s) for s in sentences]
+        symbol_rows = cls.symbol_rows(sentences, words)
         featurizer = cls(Vocabulary.build(Counter(chain.from_iterable(symbol_rows)), min_count, max_size, extra))
         return featurizer, featurizer._rows(symbol_rows)
 
@@ -181,6 +189,14 @@ class WordFeaturizer(Featurizer):
 
     kind = "words"
     symbols = staticmethod(words)
+
+    @classmethod
+    def symbol_rows(cls, sentences: Sequence[str], words: Sequence[str] | None = None) -> list[list[str]]:
+        if words is None:
+            return [cls.symbols(s) for s in sentences]
+        if len(words) != len(sentences):
+            raise ValueError(f"{len(sentences)} sentences but {len(words)} token strings")
+        return [joined.split(" ") if joined else [] for joined in words]
 
 
 class TrigramFeaturizer(Featurizer):
@@ -208,7 +224,8 @@ class PieceFeaturizer:
     def __len__(self) -> int:
         return self.processor.get_piece_size()
 
-    def featurize(self, sentences: Sequence[str]) -> Ragged:
+    def featurize(self, sentences: Sequence[str], words: Sequence[str] | None = None) -> Ragged:
+        """Pieces of the sentences as written (``words`` are not read)."""
         rows = self.processor.encode([s.lower() for s in sentences])
         return Ragged.from_rows([row or [UNK] for row in rows])
 
@@ -262,9 +279,9 @@ def hide_broken_torchaudio() -> None:
 FEATURIZERS = {cls.kind: cls for cls in (WordFeaturizer, TrigramFeaturizer, PieceFeaturizer)}
 
 
-def featurize(featurizers: dict[str, Featurizer | PieceFeaturizer], sentences: Sequence[str]) -> dict[str, Ragged]:
+def featurize(featurizers: dict[str, Featurizer | PieceFeaturizer], sentences: Sequence[str], words: Sequence[str] | None = None) -> dict[str, Ragged]:
     """Every feature a model reads, for the same sentences (keyed by feature name)."""
-    return {feature: featurizer.featurize(sentences) for feature, featurizer in featurizers.items()}
+    return {feature: featurizer.featurize(sentences, words) for feature, featurizer in featurizers.items()}
 
 
 def take(inputs: dict[str, Ragged], rows: np.ndarray) -> dict[str, Ragged]:

@@ -140,11 +140,11 @@ def read_pairs(path: str | Path, columns: Sequence[str] = ("reference", "transla
     first two tab-separated fields are the two sentences (more fields are ignored, e.g. the
     ParaNMT release's score)."""
     path = Path(path)
-    if path.is_dir() or path.suffix == ".parquet":
+    files = _parquet_parts(path)
+    if files is not None:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        files = sorted(p for p in path.rglob("*.parquet") if not p.name.startswith((".", "_"))) if path.is_dir() else [path]
         if not files:
             raise InputError(f"{path}: no Parquet files")
         table = pa.concat_tables(pq.read_table(f, columns=list(columns)) for f in files)
@@ -158,6 +158,27 @@ def read_pairs(path: str | Path, columns: Sequence[str] = ("reference", "transla
             first.append(parts[0])
             second.append(parts[1])
     return first, second
+
+
+def read_words(path: str | Path, columns: Sequence[str] = ("reference", "translation")) -> tuple[list[str], list[str]] | None:
+    """The pairs' ``<column>_tok`` strings (lowercased Moses tokens, made once when the corpus was
+    built) when ``path`` is a Parquet dataset that has them, in :func:`read_pairs`' row order;
+    None otherwise (a TSV file, or a dataset without them): the word featurizer then tokenizes."""
+    import pyarrow.parquet as pq
+
+    files = _parquet_parts(Path(path))
+    names = [f"{column}_tok" for column in columns]
+    if not files or not all(set(names) <= set(pq.read_schema(f).names) for f in files):
+        return None
+    return read_pairs(path, names)
+
+
+def _parquet_parts(path: Path) -> list[Path] | None:
+    """The Parquet files of a dataset directory (sorted paths, hidden and ``_`` files left out)
+    or the one ``.parquet`` file; None when ``path`` is neither (a TSV file)."""
+    if path.is_dir():
+        return sorted(p for p in path.rglob("*.parquet") if not p.name.startswith((".", "_")))
+    return [path] if path.suffix == ".parquet" else None
 
 
 def plan_epoch(pairs: int, batch_size: int, seed: int, epoch: int) -> list[np.ndarray]:
@@ -192,7 +213,9 @@ class Trainer:
         encoder_config: EncoderConfig | None = None,
         config: TrainConfig | None = None,
         word_vectors: str | Path | None = None,
+        words: tuple[Sequence[str], Sequence[str]] | None = None,
     ):
+        """``words``: the sentences' ``*_tok`` strings when the corpus has them (``read_words``)."""
         self.config = config or TrainConfig()
         self.config.validate()
         encoder_config = encoder_config or EncoderConfig()
@@ -207,7 +230,8 @@ class Trainer:
         self.device = torch.device(default_device() if self.config.device == "auto" else self.config.device)
         vectors = load_vectors(word_vectors) if word_vectors else None
         # The whole training set is featurized once: sentence j is side 1 of pair j, pairs + j its side 2.
-        self.encoder_config, self.featurizers, self.data = self._setup(encoder_config, first + second, vectors)
+        both_words = None if words is None else list(words[0]) + list(words[1])
+        self.encoder_config, self.featurizers, self.data = self._setup(encoder_config, first + second, vectors, both_words)
         torch.manual_seed(self.config.seed)
         sizes = encoder_io.sizes_of(self.featurizers)
         init = None
@@ -221,16 +245,16 @@ class Trainer:
         self.optimizer = torch.optim.Adam(self.encoder.parameters(), lr=self.config.lr, fused=fused)
         self._planned: tuple[int, list[list[np.ndarray]]] = (-1, [])  # (epoch, its pools)
 
-    def _setup(self, requested: EncoderConfig, sentences: list[str], vectors) -> tuple[EncoderConfig, encoder_io.Featurizers, Inputs]:
+    def _setup(self, requested: EncoderConfig, sentences: list[str], vectors, words: list[str] | None) -> tuple[EncoderConfig, encoder_io.Featurizers, Inputs]:
         """Fit featurizers and save them with the config, or reuse those of an interrupted run."""
         resolved = resolve_embed_dim(requested, vectors[1].shape[1] if vectors else None)
         if (self.output_dir / encoder_io.CONFIG).exists():
             saved, featurizers = encoder_io.load_setup(self.output_dir)
             if saved != resolved:
                 raise ValueError(f"{self.output_dir} holds a run of a different model: {saved} (asked for {resolved})")
-            return saved, featurizers, featurize(featurizers, sentences)
+            return saved, featurizers, featurize(featurizers, sentences, words)
         extra = vectors[0] if vectors else ()  # word vectors come with tokens = words
-        featurizers, inputs = encoder_io.fit_featurizers(resolved, sentences, extra, self.config.seed)
+        featurizers, inputs = encoder_io.fit_featurizers(resolved, sentences, extra, self.config.seed, words)
         encoder_io.save_setup(self.output_dir, resolved, featurizers)
         return resolved, featurizers, inputs
 
@@ -426,6 +450,10 @@ def train_encoder(
 ) -> TrainResult:
     """Train an encoder on ``pairs`` (a Parquet dataset / TSV path or two lists of sentences)
     into ``output_dir``, resuming from its checkpoint if one is there. The directory is then
-    a model for :func:`models.encode.load_encoder`."""
-    sentences = read_pairs(pairs, columns) if isinstance(pairs, str | Path) else pairs
-    return Trainer(sentences, output_dir, encoder_config, config, word_vectors).run(dev, **callbacks)
+    a model for :func:`models.encode.load_encoder`. A corpus's words are read from its
+    ``*_tok`` columns (tokenized once, when it was built), not tokenized again."""
+    if isinstance(pairs, str | Path):
+        sentences, words = read_pairs(pairs, columns), read_words(pairs, columns)
+    else:
+        sentences, words = pairs, None
+    return Trainer(sentences, output_dir, encoder_config, config, word_vectors, words).run(dev, **callbacks)

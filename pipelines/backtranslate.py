@@ -34,6 +34,8 @@ from apache_beam.ml.inference.base import (
 )
 
 import schemas
+from corpus.text import english_tokens
+from corpus.tokenbatch import token_columns
 from models.nmt.translate import DecodeOptions, NmtModel, Translator, load_translator
 from pipelines import progress
 from pipelines.batches import shard_number
@@ -42,7 +44,7 @@ from pipelines.progress import Report, Tally
 
 STAGE = "backtranslate"
 log = logging.getLogger(__name__)
-_BITEXT_COLUMNS = ["id", "source", "line", "domain", "czeng_score", "cs", "en"]
+_BITEXT_COLUMNS = ["id", "source", "line", "domain", "czeng_score", "cs", "en", "en_tok"]
 
 
 def pending_shards(bitext_dir: str, pairs_dir: str) -> list[str]:
@@ -121,13 +123,18 @@ def shard_tables(results: list[PredictionResult]) -> tuple[pa.Table, pa.Table]:
     hypotheses = [h for _, hyps in chunks for h in hyps]
     kept = pa.array([h is not None for h in hypotheses], pa.bool_())
     good = [h for h in hypotheses if h is not None]
-    pairs = rows.filter(kept).select(["id", "source", "domain", "czeng_score", "cs", "en"]).rename_columns(
+    translated = rows.filter(kept)
+    pairs = translated.select(["id", "source", "domain", "czeng_score", "cs", "en"]).rename_columns(
         ["id", "source", "domain", "czeng_score", "cs", "reference"]
     )
-    pairs = pairs.append_column("translation", pa.array([h.text for h in good], pa.string()))
+    translations = [h.text for h in good]
+    pairs = pairs.append_column("translation", pa.array(translations, pa.string()))
     pairs = pairs.append_column("trans_score", pa.array([h.score for h in good], pa.float64()))
     pairs = pairs.append_column("trans_n_tokens", pa.array([h.n_tokens for h in good], pa.int32()))
     pairs = pairs.append_column("truncated", pa.array([h.truncated for h in good], pa.bool_()))
+    # The reference was tokenized at ingest; the translation is tokenized here, once.
+    for name, column in token_columns(translated.column("en_tok"), english_tokens(translations)).items():
+        pairs = pairs.append_column(name, column)
     pairs = pairs.sort_by("id")
     dropped = rows.filter(pc.invert(kept)).sort_by([("source", "ascending"), ("line", "ascending")])
     rejects = pa.table({

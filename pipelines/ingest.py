@@ -1,7 +1,9 @@
 """IngestBitext: many CzEng / line-aligned files → sharded, validated ``bitext`` + ``rejects`` Parquet.
 
 Reading a gzip file cannot be split, so files are read whole, one per worker, and cut into
-chunks; chunks are spread over workers for Moses tokenization (the heavy part); rows are keyed
+chunks; chunks are spread over workers for Moses tokenization of the English side (the heavy
+part: ``en_tok`` is the tokenized form scoring, selection and training read; the Czech side is
+read by the NMT model's sentencepiece as it is, so it is not tokenized); rows are keyed
 by the hash of their id, grouped per shard, sorted by id, de-duplicated and written.
 """
 
@@ -23,7 +25,7 @@ from corpus import readers
 from corpus.errors import InputError
 from corpus.ids import id_hash, shard_of
 from corpus.readers import BitextRecord, InputUnit, Reject, distinct_names
-from corpus.text import tokenize_batch
+from corpus.text import english_tokens
 from pipelines.io import write_part
 from pipelines.progress import UNWATCHED, Marks, Report, RunPipeline, Tally, marking, run_reporting
 
@@ -143,7 +145,7 @@ def _marked_read(chunk: list, marks: Marks) -> list:
 
 
 class TokenizeChunk(beam.DoFn):
-    """Moses-tokenize both sides of a chunk; group its rows by shard; rejects go to a side
+    """Moses-tokenize the English side of a chunk (``corpus.text.english_tokens``); group its rows by shard; rejects go to a side
     output; a ``tokenized`` mark counts the chunk's lines."""
 
     REJECTS = "rejects"
@@ -156,12 +158,10 @@ class TokenizeChunk(beam.DoFn):
         for item in chunk:
             if isinstance(item, Reject):
                 yield beam.pvalue.TaggedOutput(self.REJECTS, item)
-        cs_tok = tokenize_batch([r.cs for r in good], "cs")
-        en_tok = tokenize_batch([r.en for r in good], "en")
         by_shard: dict[int, list[tuple]] = defaultdict(list)
-        for record, cs, en in zip(good, cs_tok, en_tok, strict=True):
+        for record, en_tok in zip(good, english_tokens(r.en for r in good), strict=True):
             row = (record.id, record.source, record.line, record.domain, record.czeng_score,
-                   record.cs, record.en, cs, en, len(cs.split()), len(en.split()))
+                   record.cs, record.en, en_tok, len(en_tok.split(" ")) if en_tok else 0)
             by_shard[shard_of(record.id, self.num_shards)].append(row)
         # One element per (chunk, shard) instead of one per row: the shuffle moves lists.
         yield from sorted(by_shard.items())

@@ -4,7 +4,8 @@ A release line is ``reference<TAB>back-translation<TAB>score``. The third column
 authors' PP similarity of the pair, not a translation score: it is stored in ``trans_score``
 (the only score a ``pairs`` row carries) so that it is kept and ranked (``decile_trans``), and
 the manifest says so. The Czech source is not in the release (``cs`` is empty), nor is the
-NMT token count (``trans_n_tokens`` is 0).
+NMT token count (``trans_n_tokens`` is 0). Both sides are Moses-tokenized here, once
+(``corpus.text.english_tokens``): scoring and training read those tokens.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import pyarrow as pa
 import schemas
 from corpus.ids import shard_of
 from corpus.readers import DEFAULT_MAX_LINE_BYTES, InputUnit, ParaphraseRecord, Reject, iter_paranmt
+from corpus.text import english_tokens
+from corpus.tokenbatch import token_columns
 from pipelines.ingest import WriteRejects, chunked, read_lines
 from pipelines.io import write_part
 
@@ -67,17 +70,19 @@ class WriteReleaseShard(beam.DoFn):
             yield beam.pvalue.TaggedOutput(self.REJECTS, Reject.of(record.source, record.line, "duplicate_id", f"id {record.id!r} read twice", raw))
         kept = [r for r, again in zip(records, repeated, strict=True) if not again]
         n = len(kept)
+        references, translations = [r.reference for r in kept], [r.translation for r in kept]
         table = pa.table({
             "id": [r.id for r in kept],
             "source": [r.source for r in kept],
             "domain": [r.id.rsplit("-", 1)[0] for r in kept],
             "czeng_score": pa.nulls(n, pa.float64()),
             "cs": [""] * n,
-            "reference": [r.reference for r in kept],
-            "translation": [r.translation for r in kept],
+            "reference": references,
+            "translation": translations,
             "trans_score": [r.score for r in kept],
             "trans_n_tokens": np.zeros(n, np.int32),
             "truncated": np.zeros(n, bool),
+            **token_columns(english_tokens(references), english_tokens(translations)),
         })
         yield write_part(table, schemas.PAIRS, self.pairs_dir, shard)
 

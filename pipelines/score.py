@@ -1,10 +1,9 @@
 """ScorePairs: each ``pairs`` shard → the ``scored`` shard with the same number.
 
 Shards are spread over workers; each worker loads the word-averaging model and langid.py's
-language model once (DoFn setup) and streams its shard as Arrow record batches: Moses
-tokenization is per sentence (no batch API exists), everything after it — token ids, trigram
-overlap, PP similarity, language, diversity, counts — is computed for the whole batch at once
-(``corpus.scoring``).
+language model once (DoFn setup) and streams its shard as Arrow record batches. The pairs come
+tokenized (``*_tok``, made once upstream), so everything — token ids, trigram overlap, PP
+similarity, language, diversity — is computed for the whole batch at once (``corpus.scoring``).
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ from pipelines.progress import Report, RunPipeline, Tally, complete_rows, run_re
 
 def score_table(table: pa.Table, model: WordAverager, language: LanguageModel) -> pa.Table:
     """A ``pairs`` batch plus the score columns."""
-    columns = score_texts(table.column("reference").to_pylist(), table.column("translation").to_pylist(), model, language)
+    columns = score_texts(*(table.column(name) for name in ("reference", "translation", "reference_tok", "translation_tok")), model, language)
     for name, values in columns.items():
         table = table.append_column(name, pa.array(values))
     return table

@@ -19,9 +19,7 @@ _BITEXT_FIELDS = [
     pa.field("czeng_score", pa.float64()),
     pa.field("cs", pa.string(), nullable=False),
     pa.field("en", pa.string(), nullable=False),
-    pa.field("cs_tok", pa.string(), nullable=False),
     pa.field("en_tok", pa.string(), nullable=False),
-    pa.field("cs_n_tokens", pa.int32(), nullable=False),
     pa.field("en_n_tokens", pa.int32(), nullable=False),
 ]
 
@@ -41,13 +39,13 @@ _PAIRS_FIELDS = [
     pa.field("trans_score", pa.float64(), nullable=False),
     pa.field("trans_n_tokens", pa.int32(), nullable=False),
     pa.field("truncated", pa.bool_(), nullable=False),
-]
-
-_SCORE_FIELDS = [
     pa.field("reference_tok", pa.string(), nullable=False),
     pa.field("translation_tok", pa.string(), nullable=False),
     pa.field("reference_n_tokens", pa.int32(), nullable=False),
     pa.field("translation_n_tokens", pa.int32(), nullable=False),
+]
+
+_SCORE_FIELDS = [
     pa.field("trigram_overlap", pa.float64(), nullable=False),
     pa.field("pp_sim", pa.float64(), nullable=False),
     pa.field("reference_p_en", pa.float64(), nullable=False),
@@ -78,16 +76,16 @@ def _schema(name: str, version: int, fields: list[pa.Field]) -> pa.Schema:
     return pa.schema(fields, metadata={VERSION_KEY: f"{name}/{version}".encode()})
 
 
-BITEXT = _schema("bitext", 1, _BITEXT_FIELDS)
+BITEXT = _schema("bitext", 2, _BITEXT_FIELDS)
 REJECTS = _schema("rejects", 1, _REJECTS_FIELDS)
-PAIRS = _schema("pairs", 1, _PAIRS_FIELDS)
-SCORED = _schema("scored", 2, [*_PAIRS_FIELDS, *_SCORE_FIELDS])
-CORPUS = _schema("corpus", 2, [*_PAIRS_FIELDS, *_SCORE_FIELDS, *_DECILE_FIELDS])
+PAIRS = _schema("pairs", 2, _PAIRS_FIELDS)
+SCORED = _schema("scored", 3, [*_PAIRS_FIELDS, *_SCORE_FIELDS])
+CORPUS = _schema("corpus", 3, [*_PAIRS_FIELDS, *_SCORE_FIELDS, *_DECILE_FIELDS])
 # The corpus is hive-partitioned by decile_pp: that column lives in the directory names
 # (decile_pp=<d>/), so each file holds every CORPUS column but it.
-CORPUS_FILE = _schema("corpus", 2, [field for field in CORPUS if field.name != "decile_pp"])
+CORPUS_FILE = _schema("corpus", 3, [field for field in CORPUS if field.name != "decile_pp"])
 # A training selection: corpus rows in plain (unpartitioned) files.
-TRAINING = _schema("training", 2, list(CORPUS))
+TRAINING = _schema("training", 3, list(CORPUS))
 
 ALL = {"bitext": BITEXT, "rejects": REJECTS, "pairs": PAIRS, "scored": SCORED, "corpus": CORPUS, "training": TRAINING}
 

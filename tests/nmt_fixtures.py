@@ -17,6 +17,7 @@ import pyarrow as pa
 import pytest
 
 import schemas
+from corpus.text import english_tokens
 from models.nmt import convert, fairseq_train, spm
 from models.nmt.translate import NmtModel
 
@@ -44,7 +45,7 @@ def toy_pairs(count: int, seed: int) -> list[tuple[str, str]]:
 
 
 def bitext_table(pairs: list[tuple[str, str]], source: str = "toy") -> pa.Table:
-    """Pairs as rows of the ``bitext`` schema (tokenized columns are not used by the NMT stages)."""
+    """Pairs as rows of the ``bitext`` schema, English tokenized as ingest does it."""
     count = len(pairs)
     return schemas.conform(pa.table({
         "id": [f"{source}-{i:09d}" for i in range(1, count + 1)],
@@ -54,10 +55,8 @@ def bitext_table(pairs: list[tuple[str, str]], source: str = "toy") -> pa.Table:
         "czeng_score": [None] * count,
         "cs": [cs for cs, _ in pairs],
         "en": [en for _, en in pairs],
-        "cs_tok": [cs for cs, _ in pairs],
-        "en_tok": [en for _, en in pairs],
-        "cs_n_tokens": [len(cs.split()) for cs, _ in pairs],
-        "en_n_tokens": [len(en.split()) for _, en in pairs],
+        "en_tok": english_tokens(en for _, en in pairs),
+        "en_n_tokens": [len(tokens.split()) for tokens in english_tokens(en for _, en in pairs)],
     }), schemas.BITEXT)
 
 

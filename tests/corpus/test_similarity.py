@@ -4,6 +4,7 @@ import pytest
 from corpus.language import LanguageModel
 from corpus.scoring import score_texts
 from corpus.similarity import WordAverager
+from corpus.text import english_tokens
 from corpus.tokenbatch import TokenBatch
 
 WORDS = ["cat", "dog", "sat", "the"]
@@ -48,16 +49,24 @@ def test_vectorized_equals_a_per_pair_loop_on_random_data():
     np.testing.assert_allclose(model.similarity(batch), expected, rtol=1e-5, atol=1e-6)
 
 
-def test_score_texts_lowercases_and_tokenizes_both_sides():
+def test_english_tokens_is_the_one_tokenized_form():
+    texts = ["The cat sat.", "the CAT sat .", "It's raining now!", "The cat sat."]
+    assert english_tokens(texts) == ["the cat sat .", "the cat sat .", "it 's raining now !", "the cat sat ."]
+    assert english_tokens(iter(texts[:1])) == ["the cat sat ."]  # any iterable
+
+
+def test_score_texts_reads_the_tokens_and_langid_reads_the_text():
     model = WordAverager(["the", "cat", "sat", "."], np.eye(4, dtype=np.float32))
-    columns = score_texts(["The cat sat."], ["the CAT sat ."], model, LanguageModel.load())
-    assert columns["reference_tok"] == ["the cat sat ."] == columns["translation_tok"]
-    assert columns["reference_n_tokens"].tolist() == [4] and columns["translation_n_tokens"].tolist() == [4]
+    references, translations = ["The cat sat."], ["the CAT sat ."]
+    columns = score_texts(references, translations, english_tokens(references), english_tokens(translations), model, LanguageModel.load())
     assert columns["trigram_overlap"].tolist() == [1.0]
     assert columns["pp_sim"][0] == pytest.approx(1.0)
     assert columns["unigram_f1"].tolist() == [1.0] and columns["kendall_tau"].tolist() == [1.0]
     # langid reads each side as written (case and spacing kept), not its tokens
     assert columns["reference_p_en"][0] != columns["translation_p_en"][0] and min(columns["reference_p_en"][0], columns["translation_p_en"][0]) > 0.99
+    # the scores come from the tokens given: other tokens, other scores
+    other = score_texts(references, translations, ["the cat sat ."], ["a dog"], model, LanguageModel.load())
+    assert other["trigram_overlap"].tolist() == [0.0] and other["unigram_f1"].tolist() == [0.0]
 
 
 def test_mismatched_words_and_vectors_are_rejected():

@@ -5,6 +5,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
+from corpus.text import english_tokens
 from models.featurizers import (
     PAD,
     UNK,
@@ -64,6 +65,19 @@ def test_word_and_trigram_featurizers_share_the_fit_and_reload(tmp_path):
     trigrams.save(tmp_path)
     assert WordFeaturizer.load(tmp_path).vocabulary.symbols == words.vocabulary.symbols
     assert TrigramFeaturizer.load(tmp_path).featurize(sentences).values.tolist() == trigram_rows.values.tolist()
+
+
+def test_word_featurizer_reads_a_corpus_tokens_instead_of_tokenizing():
+    sentences = ["The CAT sat.", "It's raining!", ""]
+    tokenized, rows = WordFeaturizer.fit_transform(sentences)
+    given, given_rows = WordFeaturizer.fit_transform(sentences, words=english_tokens(sentences))
+    assert given.vocabulary.symbols == tokenized.vocabulary.symbols and given_rows.values.tolist() == rows.values.tolist()
+    # the words given are the words used (the sentences are not tokenized again)
+    other = tokenized.featurize(sentences, words=["sat sat", "the", ""])
+    index = tokenized.vocabulary.index
+    assert [other.row(i).tolist() for i in range(3)] == [[index["sat"]] * 2, [index["the"]], [UNK]]
+    with pytest.raises(ValueError, match="3 sentences but 1 token strings"):
+        tokenized.featurize(sentences, words=["the"])
 
 
 def test_sentencepiece_uses_pad_0_unk_1_and_round_trips(tmp_path):

@@ -12,6 +12,8 @@ from corpus.language import LanguageModel
 from corpus.readers import InputUnit
 from corpus.scoring import score_texts
 from corpus.similarity import WordAverager
+from corpus.text import english_tokens
+from corpus.tokenbatch import token_columns
 from corpus.wordvec import load_vectors
 from pipelines.io import dataset_files, rejects_by_reason
 from pipelines.release import build_release_import
@@ -37,6 +39,7 @@ def pairs_table(n, seed=0):
         "id": [f"news-{i:05d}" for i in range(n)], "source": ["f.gz"] * n, "domain": ["news"] * n,
         "czeng_score": rng.random(n), "cs": ["věta"] * n, "reference": references, "translation": translations,
         "trans_score": -rng.random(n), "trans_n_tokens": np.full(n, 7, np.int32), "truncated": np.zeros(n, bool),
+        **token_columns(english_tokens(references), english_tokens(translations)),
     })
 
 
@@ -52,7 +55,8 @@ def test_scored_shards_keep_numbers_rows_and_match_the_core(tmp_path):
         pd.testing.assert_frame_equal(after[list(before.columns)], before)
     scored = pd.read_parquet(tmp_path / "scored").sort_values("id").reset_index(drop=True)
     assert list(scored.columns) == schemas.SCORED.names and len(scored) == 300
-    expected = score_texts(pairs.column("reference").to_pylist(), pairs.column("translation").to_pylist(), WordAverager(*load_vectors(vectors)), LanguageModel.load())
+    texts = (pairs.column(name).to_pylist() for name in ("reference", "translation", "reference_tok", "translation_tok"))
+    expected = score_texts(*texts, WordAverager(*load_vectors(vectors)), LanguageModel.load())
     for name, values in expected.items():
         np.testing.assert_array_equal(scored[name].to_numpy(), np.asarray(values), err_msg=name)
     assert 0 < (scored.trigram_overlap == 0).mean() < 1 and scored.pp_sim.between(-1, 1).all()

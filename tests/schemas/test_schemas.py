@@ -7,7 +7,7 @@ import schemas
 
 def bitext_row(**overrides):
     row = dict(id="news-1", source="f", line=1, domain="news", czeng_score=0.5, cs="A", en="B",
-               cs_tok="A", en_tok="B", cs_n_tokens=1, en_n_tokens=1)
+               en_tok="b", en_n_tokens=1)
     row.update(overrides)
     return row
 
@@ -17,8 +17,8 @@ def test_conform_reorders_casts_and_tags_version():
     table = pa.Table.from_pylist([dict(reversed(list(row.items())))])
     conformed = schemas.conform(table, schemas.BITEXT)
     assert conformed.schema.equals(schemas.BITEXT, check_metadata=True)
-    assert conformed.schema.field("cs_n_tokens").type == pa.int32()
-    assert schemas.version_of(conformed.schema) == "bitext/1"
+    assert conformed.schema.field("en_n_tokens").type == pa.int32()
+    assert schemas.version_of(conformed.schema) == "bitext/2"
 
 
 def test_conform_names_missing_and_unexpected_columns():
@@ -39,7 +39,7 @@ def test_nullable_score_and_write_table_round_trip(tmp_path):
     path = tmp_path / "part.parquet"
     assert schemas.write_table(pa.Table.from_pylist([bitext_row(czeng_score=None)]), schemas.BITEXT, str(path)) == 1
     read = pq.read_table(path)
-    assert read.schema.metadata[schemas.VERSION_KEY] == b"bitext/1"
+    assert read.schema.metadata[schemas.VERSION_KEY] == b"bitext/2"
     assert read.column("czeng_score").to_pylist() == [None]
 
 

@@ -17,6 +17,8 @@ from test_encoders_flow import TINY, fill_sts, sts_dir  # noqa: F401 - sts_dir i
 import schemas
 from corpus.ids import shard_of
 from corpus.selection import Rules, Sample
+from corpus.text import english_tokens
+from corpus.tokenbatch import token_columns
 from pipelines.io import write_part
 from workflows import BuildParaNMT
 from workflows.base import read_manifest
@@ -58,6 +60,7 @@ def pairs_dir(tmp_path):
         "domain": ["news" if i % 3 else "subtitlesM" for i in range(n)], "czeng_score": rng.random(n),
         "cs": ["věta"] * n, "reference": references, "translation": translations, "trans_score": -rng.random(n),
         "trans_n_tokens": np.full(n, 9, np.int32), "truncated": np.zeros(n, bool),
+        **token_columns(english_tokens(references), english_tokens(translations)),
     })
     shards = np.array([shard_of(i, 3) for i in table.column("id").to_pylist()])
     for shard in range(3):

@@ -24,9 +24,9 @@ def test_ingest_task_on_embedded_demo_writes_manifest_and_latest_link(luigi_work
     assert list(bitext.columns) == schemas.BITEXT.names
     assert manifest["rows"]["bitext"] == len(bitext) == 400
     assert manifest["rejects"]["total"] == 0
-    assert manifest["schema"]["bitext"] == "bitext/1"
+    assert manifest["schema"]["bitext"] == "bitext/2"
     assert manifest["input_files"][0].split(":")[0].endswith("czeng_demo.train.gz")
-    assert bitext.id.is_unique and (bitext.cs_n_tokens > 0).all()
+    assert bitext.id.is_unique and (bitext.en_n_tokens > 0).all()
 
 
 def test_changed_parameters_or_input_give_a_new_output_directory(luigi_workdir, tmp_path):
@@ -45,7 +45,7 @@ def test_outputs_of_another_code_or_schema_version_are_not_reused(luigi_workdir,
     task = IngestBitext()
     assert luigi.build([task], local_scheduler=True, log_level="WARNING")
     assert read_manifest(task.output_dir)["code"] == base.CODE_VERSION
-    monkeypatch.setattr(base, "CODE_VERSION", {**base.CODE_VERSION, "schemas": ["bitext/2"]})
+    monkeypatch.setattr(base, "CODE_VERSION", {**base.CODE_VERSION, "schemas": ["bitext/99"]})
     assert not IngestBitext().complete()
     monkeypatch.setattr(base, "CODE_VERSION", {**base.CODE_VERSION, "paranmt": "9.9"})
     assert not IngestBitext().complete()
