@@ -18,13 +18,19 @@ from __future__ import annotations
 import base64
 import bz2
 import functools
+import os
 import pickle
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 from scipy import sparse
+
+CACHE_FORMAT = 1  # bump when the cached arrays change
 
 
 @dataclass(frozen=True)
@@ -39,7 +45,28 @@ class LanguageModel:
     @classmethod
     @functools.cache
     def load(cls) -> LanguageModel:
-        """The model that ships inside the langid package (no download); once per process."""
+        """The model that ships inside the langid package (no download); once per process.
+        Unpacking it takes about a second (bz2 and a pickle of Python lists), and every scoring
+        worker needs it, so the rearranged arrays are kept in a cache file (``cache_path``),
+        written once per machine and langid version; without a writable cache it is rebuilt."""
+        path = cache_path()
+        try:
+            with np.load(path, allow_pickle=False) as saved:
+                return cls(saved["next_state"], saved["state_log_probs"], saved["prior"], tuple(saved["languages"].tolist()))
+        except (OSError, KeyError, ValueError):
+            model = cls.unpack()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".npz", delete=False) as handle:
+                np.savez(handle, next_state=model.next_state, state_log_probs=model.state_log_probs, prior=model.prior, languages=np.array(model.languages))
+            os.replace(handle.name, path)  # atomic: a concurrent reader sees no half-written file
+        except OSError:
+            pass
+        return model
+
+    @classmethod
+    def unpack(cls) -> LanguageModel:
+        """Rearrange langid.py's own model (see the module docstring)."""
         from langid.langid import model
         ptc, pc_, languages, next_state, outputs = pickle.loads(bz2.decompress(base64.b64decode(model)))
         prior = np.array(pc_, dtype=np.float64)
@@ -82,6 +109,13 @@ class LanguageModel:
         log_probs -= log_probs.max(axis=1, keepdims=True)
         probs = np.exp(log_probs)
         return probs[:, self.languages.index(language)] / probs.sum(axis=1)
+
+
+def cache_path() -> Path:
+    """Where the rearranged model is cached: ``$PARANMT_CACHE`` or ``~/.cache/paranmt``, one file
+    per langid version and cache format. Deleting it is safe: the next load rebuilds it."""
+    root = Path(os.environ.get("PARANMT_CACHE") or Path.home() / ".cache" / "paranmt")
+    return root / f"langid-{metadata.version('langid')}-model{CACHE_FORMAT}.npz"
 
 
 def _utf8(texts: pa.Array | pa.ChunkedArray | Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

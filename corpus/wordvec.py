@@ -1,17 +1,21 @@
 """Readers for pretrained word vectors (word2vec/GloVe text format) and word-count files.
 
-Vector files are read in chunks of lines; each chunk's numbers are parsed in one
-`np.loadtxt` call, so a 400k x 300 file loads in seconds without holding its text in memory.
+Vector files are read in chunks of lines; each chunk's numbers are parsed in one call
+(Arrow's CSV parser, np.loadtxt where it refuses a value), so a 400k x 300 file loads in
+seconds without holding its text in memory.
 """
 
 from __future__ import annotations
 
+import io
 import itertools
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pa_csv
 
 _CHUNK_LINES = 50_000
 _SHOWN_BAD_LINES = 5
@@ -59,14 +63,16 @@ def _parse_chunk(
         cut = line.find(" ") if 0 < spaces <= dim else len(line.rsplit(" ", dim)[0])
         words.append(line[:cut])
         numbers.append(line[cut + 1 :])
-    try:
-        matrix = np.loadtxt(
-            numbers, dtype=np.float32, delimiter=" ", comments=None, quotechar=None, ndmin=2
-        )
-        if matrix.shape == (len(words), dim):
-            return words, matrix
-    except ValueError:
-        pass
+    matrix = _parsed_by_arrow(numbers, dim)
+    if matrix is None:
+        try:
+            matrix = np.loadtxt(
+                numbers, dtype=np.float32, delimiter=" ", comments=None, quotechar=None, ndmin=2
+            )
+        except ValueError:
+            matrix = None
+    if matrix is not None and matrix.shape == (len(words), dim):
+        return words, matrix
     # Error path only: check each line so the message names every bad one in this chunk.
     bad = [
         f"line {number}: {why}"
@@ -77,6 +83,25 @@ def _parse_chunk(
         f"{path}: {len(bad)} malformed line(s) among lines {chunk[0][0]}-{chunk[-1][0]} "
         f"(expected a word and {dim} numbers): {'; '.join(bad[:_SHOWN_BAD_LINES])}"
     )
+
+
+def _parsed_by_arrow(numbers: list[str], dim: int) -> np.ndarray | None:
+    """The chunk's numbers by Arrow's CSV parser (2x np.loadtxt, and the scorers load the vectors
+    in every worker): the same float32 values, and the same refusals (``NA``, empty fields,
+    ``1_0``); None when a line has not ``dim`` fields or a field is refused."""
+    if not all(text.count(" ") == dim - 1 for text in numbers):
+        return None
+    names = [str(i) for i in range(dim)]
+    try:
+        table = pa_csv.read_csv(
+            io.BytesIO("\n".join(numbers).encode("utf-8")),
+            read_options=pa_csv.ReadOptions(column_names=names, use_threads=False),
+            parse_options=pa_csv.ParseOptions(delimiter=" ", quote_char=False, escape_char=False, ignore_empty_lines=False),
+            convert_options=pa_csv.ConvertOptions(column_types=dict.fromkeys(names, pa.float64()), null_values=[], strings_can_be_null=False),
+        )
+    except pa.ArrowInvalid:
+        return None
+    return np.column_stack([column.to_numpy() for column in table.columns]).astype(np.float32)
 
 
 def load_vectors(path: str | Path, limit: int | None = None) -> tuple[list[str], np.ndarray]:

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from corpus.language import LanguageModel
+from corpus.language import LanguageModel, cache_path
 
 CZECH = [
     "Dnes ráno jsem šel do práce pěšky, protože autobus nejel.",
@@ -53,3 +53,24 @@ def test_real_czech_and_english_lines(shared_path):
     # (the others are mostly Czech names: "According to Nováková, no one arrived at Blažim.")
     assert (p_cs >= THRESHOLD).sum() <= 3 and (p_en >= THRESHOLD).mean() > 0.95
     assert p_cs[czech.index("Debutant šampionem!")] < THRESHOLD
+
+
+def test_the_rearranged_model_is_cached_per_machine_and_rebuilt_without_a_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("PARANMT_CACHE", str(tmp_path / "cache"))
+    LanguageModel.load.cache_clear()
+    try:
+        built = LanguageModel.load()
+        assert cache_path().parent == tmp_path / "cache" and cache_path().exists()
+        LanguageModel.load.cache_clear()
+        cached = LanguageModel.load()
+        for name in ("next_state", "state_log_probs", "prior"):
+            np.testing.assert_array_equal(getattr(cached, name), getattr(built, name))
+        assert cached.languages == built.languages and "en" in cached.languages
+        cache_path().write_bytes(b"not a model")  # a damaged cache is rebuilt
+        LanguageModel.load.cache_clear()
+        assert LanguageModel.load().languages == built.languages
+        monkeypatch.setenv("PARANMT_CACHE", str(cache_path()))  # a file where the folder should be: not writable
+        LanguageModel.load.cache_clear()
+        np.testing.assert_array_equal(LanguageModel.load().prior, built.prior)
+    finally:
+        LanguageModel.load.cache_clear()
