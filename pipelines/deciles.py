@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 
 import apache_beam as beam
@@ -266,18 +267,23 @@ class WriteDeciledShard(beam.DoFn):
         self.corpus_dir, self.cuts, self.examples = corpus_dir, cuts, examples
 
     def process(self, path: str):
-        shard = shard_number(path)
-        tables = [with_deciles(table, self.cuts) for table in iter_tables(path)]
-        if not tables:
-            return
-        table = pa.concat_tables(tables)
-        yield summary_part(table, self.examples)
-        partitions = table.column(PARTITION).to_numpy()
-        table = table.drop_columns([_PICK, PARTITION])
-        for decile in np.unique(partitions):
-            path = FileSystems.join(self.corpus_dir, f"{PARTITION}={decile}", f"part-{shard:05d}.parquet")
-            with FileSystems.create(path) as handle:
-                schemas.write_table(table.filter(pa.array(partitions == decile)), schemas.CORPUS_FILE, handle)
+        # batch in, batch out: one writer per partition stays open, a worker holds one batch
+        shard, summary, combine = shard_number(path), None, SummaryCombine(self.examples)
+        with ExitStack() as files:
+            writers: dict[int, schemas.TableWriter] = {}
+            for table in iter_tables(path):
+                table = with_deciles(table, self.cuts)
+                part = summary_part(table, self.examples)
+                summary = part if summary is None else combine.merge_accumulators([summary, part])
+                partitions = table.column(PARTITION).to_numpy()
+                table = table.drop_columns([_PICK, PARTITION])
+                for decile in np.unique(partitions):
+                    if decile not in writers:
+                        where = FileSystems.join(self.corpus_dir, f"{PARTITION}={decile}", f"part-{shard:05d}.parquet")
+                        writers[decile] = files.enter_context(schemas.TableWriter(files.enter_context(FileSystems.create(where)), schemas.CORPUS_FILE))
+                    writers[decile].write(table.filter(pa.array(partitions == decile)))
+        if summary is not None:
+            yield summary
 
 
 def build_assign(pipeline: beam.Pipeline, scored_files: list[str], corpus_dir: str, cuts: dict[str, list[Key]], examples: int, summary_path: str):

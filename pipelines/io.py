@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -20,6 +22,13 @@ def write_part(table: pa.Table, schema: pa.Schema, dataset_dir: str, shard: int)
     path = part_path(dataset_dir, shard)
     with FileSystems.create(path) as handle:
         return schemas.write_table(table, schema, handle)
+
+
+@contextmanager
+def part_writer(dataset_dir: str, shard: int, schema: pa.Schema) -> Iterator[schemas.TableWriter]:
+    """Write one shard a table at a time (``schemas.TableWriter``); same rows, same bytes."""
+    with FileSystems.create(part_path(dataset_dir, shard)) as handle, schemas.TableWriter(handle, schema) as writer:
+        yield writer
 
 
 def dataset_files(dataset_dir: str) -> list[str]:

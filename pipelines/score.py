@@ -20,7 +20,7 @@ from corpus.scoring import score_texts
 from corpus.similarity import WordAverager
 from corpus.wordvec import load_vectors
 from pipelines.batches import BATCH_ROWS, file_rows, iter_tables, shard_number
-from pipelines.io import write_part
+from pipelines.io import part_writer
 from pipelines.progress import Report, RunPipeline, Tally, complete_rows, run_reporting
 
 
@@ -41,9 +41,11 @@ class ScoreShard(beam.DoFn):
         self.language = LanguageModel.load()
 
     def process(self, path: str):
-        scored = [score_table(table, self.model, self.language) for table in iter_tables(path, schemas.PAIRS.names, self.batch_rows)]
-        table = pa.concat_tables(scored) if scored else schemas.SCORED.empty_table()
-        yield write_part(table, schemas.SCORED, self.scored_dir, shard_number(path))
+        # batch in, batch out: a worker holds one batch of the shard, whatever the shard's size
+        with part_writer(self.scored_dir, shard_number(path), schemas.SCORED) as writer:
+            for table in iter_tables(path, schemas.PAIRS.names, self.batch_rows):
+                writer.write(score_table(table, self.model, self.language))
+        yield writer.rows
 
 
 def build_score(pipeline: beam.Pipeline, pairs_files: list[str], scored_dir: str, vectors_path: str, batch_rows: int = BATCH_ROWS):

@@ -138,14 +138,28 @@ def write_table(table: pa.Table, schema: pa.Schema, where, row_group_size: int =
     one for any filesystem). The writer options are fixed, so the same rows give the same
     bytes on every run. Returns the number of rows written.
     """
-    import pyarrow.parquet as pq
+    with TableWriter(where, schema, row_group_size) as writer:
+        writer.write(table)
+    return writer.rows
 
-    conformed = conform(table, schema)
-    pq.write_table(
-        conformed,
-        where,
-        compression="zstd",
-        row_group_size=row_group_size,
-        write_statistics=True,
-    )
-    return conformed.num_rows
+
+class TableWriter:
+    """One Parquet file written a table at a time (memory holds one table, not the file), each
+    validated against ``schema``; the fixed options of :func:`write_table`."""
+
+    def __init__(self, where, schema: pa.Schema, row_group_size: int = 64_000):
+        import pyarrow.parquet as pq
+
+        self.schema, self.row_group_size, self.rows = schema, row_group_size, 0
+        self._writer = pq.ParquetWriter(where, schema, compression="zstd", write_statistics=True)
+
+    def write(self, table: pa.Table) -> None:
+        conformed = conform(table, self.schema)
+        self._writer.write_table(conformed, row_group_size=self.row_group_size)
+        self.rows += conformed.num_rows
+
+    def __enter__(self) -> TableWriter:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._writer.close()
