@@ -198,6 +198,10 @@ def clock() -> tuple[float, float]:
 def measure(args) -> None:
     """Child-process entry: run one mode and print its JSON line (seconds exclude data generation)."""
     with tempfile.TemporaryDirectory() as tmp:
+        if args.measure == "write":  # data generation, in its own process (see main)
+            write_pairs_dataset(Path(args.source), args.pairs, args.shards)
+            print(json.dumps({}))
+            return
         if args.measure == "authors":
             started = run_authors(args.pairs, args.vectors, tokenized=False)
         elif args.measure == "authors-tokenized":
@@ -216,7 +220,7 @@ def main() -> None:
     parser.add_argument("--baseline-pairs", type=int, default=100_000, help="Pairs for the per-pair Python rows (they are slow).")
     parser.add_argument("--workers", type=int, default=0, help="DirectRunner processes (0 = one per core)")
     parser.add_argument("--shards", type=int, default=16)
-    parser.add_argument("--measure", choices=["authors", "authors-tokenized", "core", "beam"], help=argparse.SUPPRESS)
+    parser.add_argument("--measure", choices=["write", "authors", "authors-tokenized", "core", "beam"], help=argparse.SUPPRESS)
     parser.add_argument("--pairs", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--source", help=argparse.SUPPRESS)
     parser.add_argument("--vectors", help=argparse.SUPPRESS)
@@ -241,7 +245,10 @@ def main() -> None:
         beam = []
         for size in sizes:
             source = Path(tmp) / f"pairs-{size}"
-            write_pairs_dataset(source, size, args.shards)
+            # Generated in a child: a measured child forked from a parent that held millions of
+            # generated sentences would report the parent's memory as its own peak (Linux keeps
+            # ru_maxrss across fork and exec), and the peak would grow with the size for that alone.
+            measure_in_subprocess("benchmarks.score", "--measure", "write", "--pairs", str(size), "--source", str(source), "--shards", str(args.shards))
             r = measure_in_subprocess("benchmarks.score", "--measure", "beam", "--pairs", str(size), "--source", str(source), *common)
             beam.append((size, r["seconds"], r["cpu_seconds"]))
             rows.append([f"Beam ScorePairs + AssignDeciles, {args.shards} shards", cores, size, r["seconds"], r["cpu_seconds"],
