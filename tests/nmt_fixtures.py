@@ -47,6 +47,7 @@ def toy_pairs(count: int, seed: int) -> list[tuple[str, str]]:
 def bitext_table(pairs: list[tuple[str, str]], source: str = "toy") -> pa.Table:
     """Pairs as rows of the ``bitext`` schema, English tokenized as ingest does it."""
     count = len(pairs)
+    en_tok = english_tokens(en for _, en in pairs)
     return schemas.conform(pa.table({
         "id": [f"{source}-{i:09d}" for i in range(1, count + 1)],
         "source": [source] * count,
@@ -55,8 +56,8 @@ def bitext_table(pairs: list[tuple[str, str]], source: str = "toy") -> pa.Table:
         "czeng_score": [None] * count,
         "cs": [cs for cs, _ in pairs],
         "en": [en for _, en in pairs],
-        "en_tok": english_tokens(en for _, en in pairs),
-        "en_n_tokens": [len(tokens.split()) for tokens in english_tokens(en for _, en in pairs)],
+        "en_tok": en_tok,
+        "en_n_tokens": [len(tokens.split()) for tokens in en_tok],
     }), schemas.BITEXT)
 
 
