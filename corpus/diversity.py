@@ -23,45 +23,59 @@ Kendall τ
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from corpus.tokenbatch import Side, TokenBatch
 
 
-def _keys(side: Side, vocabulary_size: int) -> np.ndarray:
-    """One int64 key per token: (row, token id), so equal keys are one word of one pair."""
-    return side.rows.astype(np.int64) * max(vocabulary_size, 1) + side.ids
+@dataclass(frozen=True)
+class SharedWords:
+    """The distinct words that both sides of a pair use, over the batch (sorted by pair): both
+    scores start from them, so a batch is sorted into words once for the two."""
+
+    rows: np.ndarray  # the pair of each shared word
+    reference_counts: np.ndarray  # its occurrences in the reference
+    translation_counts: np.ndarray  # and in the translation
+    reference_positions: np.ndarray  # the 0-based position of its first occurrence in the reference
+    translation_positions: np.ndarray  # and in the translation
 
 
-def unigram_f1(batch: TokenBatch) -> np.ndarray:
-    """float64 unigram F1 of every pair: 2|A ∩ B|/(|A| + |B|) with multiset intersection."""
-    n, size = len(batch), len(batch.vocabulary)
-    ref_words, ref_counts = np.unique(_keys(batch.reference, size), return_counts=True)
-    tr_words, tr_counts = np.unique(_keys(batch.translation, size), return_counts=True)
+def _words(side: Side, vocabulary_size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct (row, token id) keys of a side, each one's count and first position in its row."""
+    keys = side.rows.astype(np.int64) * max(vocabulary_size, 1) + side.ids
+    words, first, counts = np.unique(keys, return_index=True, return_counts=True)
+    positions = np.arange(len(keys)) - side.offsets[:-1][side.rows]
+    return words, counts, positions[first]
+
+
+def shared_words(batch: TokenBatch) -> SharedWords:
+    size = max(len(batch.vocabulary), 1)
+    ref_words, ref_counts, ref_positions = _words(batch.reference, size)
+    tr_words, tr_counts, tr_positions = _words(batch.translation, size)
     shared, in_ref, in_tr = np.intersect1d(ref_words, tr_words, assume_unique=True, return_indices=True)
-    common = np.bincount(shared // max(size, 1), weights=np.minimum(ref_counts[in_ref], tr_counts[in_tr]), minlength=n)
+    return SharedWords(shared // size, ref_counts[in_ref], tr_counts[in_tr], ref_positions[in_ref], tr_positions[in_tr])
+
+
+def unigram_f1(batch: TokenBatch, shared: SharedWords | None = None) -> np.ndarray:
+    """float64 unigram F1 of every pair: 2|A ∩ B|/(|A| + |B|) with multiset intersection."""
+    shared = shared_words(batch) if shared is None else shared
+    n = len(batch)
+    common = np.bincount(shared.rows, weights=np.minimum(shared.reference_counts, shared.translation_counts), minlength=n)
     total = (batch.reference.lengths + batch.translation.lengths).astype(np.float64)
     return np.divide(2 * common, total, out=np.zeros(n), where=common > 0)
 
 
-def _once(side: Side, vocabulary_size: int) -> tuple[np.ndarray, np.ndarray]:
-    """Keys of the words that occur once in their row, and their 0-based positions in it."""
-    keys = _keys(side, vocabulary_size)
-    words, first, counts = np.unique(keys, return_index=True, return_counts=True)
-    positions = np.arange(len(keys)) - side.offsets[side.rows]
-    return words[counts == 1], positions[first[counts == 1]]
-
-
-def kendall_tau(batch: TokenBatch) -> np.ndarray:
+def kendall_tau(batch: TokenBatch, shared: SharedWords | None = None) -> np.ndarray:
     """float64 Kendall τ of every pair over its shared once-per-side words (1.0 below two)."""
-    n, size = len(batch), len(batch.vocabulary)
-    ref_words, ref_positions = _once(batch.reference, size)
-    tr_words, tr_positions = _once(batch.translation, size)
-    shared, in_ref, in_tr = np.intersect1d(ref_words, tr_words, assume_unique=True, return_indices=True)
-    rows = shared // max(size, 1)
+    shared = shared_words(batch) if shared is None else shared
+    n = len(batch)
+    once = (shared.reference_counts == 1) & (shared.translation_counts == 1)
+    rows = shared.rows[once]
     # the shared words of each row in side-1 order; their side-2 positions are the second ranking
-    order = np.lexsort((ref_positions[in_ref], rows))
-    rows, second = rows[order], tr_positions[in_tr][order]
+    order = np.lexsort((shared.reference_positions[once], rows))
+    rows, second = rows[order], shared.translation_positions[once][order]
     k = np.bincount(rows, minlength=n)
     # every (i, j) with i before j in the same row: j runs from i + 1 to the row's last word
     row_end = np.cumsum(k)[rows]

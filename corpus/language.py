@@ -8,9 +8,13 @@ emit n-gram features and a naive Bayes table of log P(feature | language). Both 
 once: each state's features are summed into one row of log-probabilities per language, so a
 sentence's score is the sum of the rows of the states it enters. The automaton runs over every
 sentence of the batch at once (one numpy step per byte position, longest sentences first), the
-(sentence, state) counts are a sparse matrix, and one sparse product gives every sentence's
-log-probability of every language. ``tests/corpus/test_language.py`` checks the result against
-langid.py's own ``rank`` on real sentences.
+(sentence, state) visits of the states that emit a feature (a quarter of all visits) are a sparse
+matrix, and one sparse product gives every sentence's scores for every language.
+
+The rows are kept in float32, each centred on its mean over the languages (a per-sentence
+constant that the normalization over languages cancels): half the memory of float64, which is
+what the product's row lookups wait on. P(language) stays within 1e-5 of langid.py's own;
+``tests/corpus/test_language.py`` checks it against langid.py's ``rank`` on real sentences.
 """
 
 from __future__ import annotations
@@ -21,7 +25,6 @@ import functools
 import os
 import pickle
 import tempfile
-from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -30,15 +33,18 @@ import numpy as np
 import pyarrow as pa
 from scipy import sparse
 
-CACHE_FORMAT = 1  # bump when the cached arrays change
+from corpus.strings import Texts, string_array
+
+CACHE_FORMAT = 2  # bump when the cached arrays change
 
 
 @dataclass(frozen=True)
 class LanguageModel:
     """langid.py's model rearranged for batches (see the module docstring)."""
 
-    next_state: np.ndarray  # int64 [states · 256]: state after reading a byte (state << 8 | byte)
-    state_log_probs: np.ndarray  # float64 [states, languages]: summed log P(feature | language) of the state's features
+    next_state: np.ndarray  # int32 [states · 256]: state after reading a byte (state << 8 | byte)
+    state_log_probs: np.ndarray  # float32 [states, languages]: summed log P(feature | language) of the state's features, less the row's mean
+    emits: np.ndarray  # bool [states]: the state emits a feature (its row is not all zero)
     prior: np.ndarray  # float64 [languages]: log P(language)
     languages: tuple[str, ...]
 
@@ -52,13 +58,13 @@ class LanguageModel:
         path = cache_path()
         try:
             with np.load(path, allow_pickle=False) as saved:
-                return cls(saved["next_state"], saved["state_log_probs"], saved["prior"], tuple(saved["languages"].tolist()))
+                return cls(*(saved[name] for name in ("next_state", "state_log_probs", "emits", "prior")), tuple(saved["languages"].tolist()))
         except (OSError, KeyError, ValueError):
             model = cls.unpack()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".npz", delete=False) as handle:
-                np.savez(handle, next_state=model.next_state, state_log_probs=model.state_log_probs, prior=model.prior, languages=np.array(model.languages))
+                np.savez(handle, next_state=model.next_state, state_log_probs=model.state_log_probs, emits=model.emits, prior=model.prior, languages=np.array(model.languages))
             os.replace(handle.name, path)  # atomic: a concurrent reader sees no half-written file
         except OSError:
             pass
@@ -77,37 +83,39 @@ class LanguageModel:
             (np.ones(len(emitting)), ([state for state, _ in emitting], [feature for _, feature in emitting])),
             shape=(states, len(feature_log_probs)),
         )
-        return cls(np.asarray(next_state, dtype=np.int64), emits @ feature_log_probs, prior, tuple(languages))
+        state_log_probs = emits @ feature_log_probs
+        emitting = emits.getnnz(axis=1) > 0
+        centred = (state_log_probs - state_log_probs.mean(axis=1, keepdims=True)).astype(np.float32)
+        return cls(np.asarray(next_state, dtype=np.int32), centred, emitting, prior, tuple(languages))
 
-    def log_probs(self, texts: Sequence[str]) -> np.ndarray:
-        """Unnormalized log P(text, language) of every text (rows) and language (columns), as
-        langid.py's ``nb_classprobs`` computes them on the UTF-8 bytes of each text."""
+    def log_scores(self, texts: Texts) -> np.ndarray:
+        """log P(text, language) of every text (rows) and language (columns) up to a constant per
+        text, as langid.py's ``nb_classprobs`` computes them on the UTF-8 bytes of each text."""
         data, starts, lengths = _utf8(texts)
         n = len(lengths)
         order = np.argsort(-lengths, kind="stable")  # longest first: the rows still reading are a prefix
-        starts, by_length = starts[order], lengths[order]
-        active = n - np.searchsorted(np.sort(lengths), np.arange(by_length[0] if n else 0), side="right")
-        state = np.zeros(n, dtype=np.int64)
-        entered = np.empty(int(lengths.sum()), dtype=np.int64)  # position-major: all rows' byte 0, then byte 1, …
-        first = np.concatenate([[0], np.cumsum(active)])
+        sorted_starts = starts[order]
+        active = n - np.searchsorted(np.sort(lengths), np.arange(lengths[order[0]] if n else 0), side="right")
+        entered = np.empty(len(data), dtype=np.int32)  # the state after each byte, where the byte is: rows stay contiguous
+        state, at = np.zeros(n, dtype=np.int32), np.empty(n, dtype=np.int64)
         for position, rows in enumerate(active):
-            state[:rows] = self.next_state[(state[:rows] << 8) | data[starts[:rows] + position]]
-            entered[first[position] : first[position + 1]] = state[:rows]
-        # row-major for a CSR matrix of (sorted row, state) visits: row r's byte t sits at first[t] + r
-        row_of = np.repeat(np.arange(n), by_length)
-        byte_of = np.arange(len(entered)) - np.repeat(np.cumsum(by_length) - by_length, by_length)
-        indptr = np.concatenate([[0], np.cumsum(by_length)])
-        visits = sparse.csr_matrix((np.ones(len(entered)), entered[first[byte_of] + row_of], indptr), shape=(n, len(self.state_log_probs)))
-        log_probs = np.empty((n, len(self.prior)))
-        log_probs[order] = visits @ self.state_log_probs
-        return log_probs + self.prior
+            where, step = np.add(sorted_starts[:rows], position, out=at[:rows]), state[:rows]
+            np.bitwise_or(np.left_shift(step, 8, out=step), data[where], out=step)
+            state[:rows] = self.next_state[step]
+            entered[where] = state[:rows]
+        bounds = np.append(starts, starts[-1] + lengths[-1] if n else 0)
+        entered = entered[bounds[0] : bounds[-1]]
+        emitting = self.emits[entered]
+        indptr = np.concatenate([[0], np.cumsum(emitting)])[bounds - bounds[0]]
+        visits = sparse.csr_matrix((np.ones(indptr[-1], np.float32), entered[emitting], indptr), shape=(n, len(self.emits)))
+        return (visits @ self.state_log_probs).astype(np.float64) + self.prior
 
-    def probability(self, texts: Sequence[str], language: str = "en") -> np.ndarray:
+    def probability(self, texts: Texts, language: str = "en") -> np.ndarray:
         """P(language | text) of every text, normalized over the model's 97 languages
         (langid.py's ``norm_probs=True``)."""
-        log_probs = self.log_probs(texts)
-        log_probs -= log_probs.max(axis=1, keepdims=True)
-        probs = np.exp(log_probs)
+        log_scores = self.log_scores(texts)
+        log_scores -= log_scores.max(axis=1, keepdims=True)
+        probs = np.exp(log_scores)
         return probs[:, self.languages.index(language)] / probs.sum(axis=1)
 
 
@@ -118,9 +126,9 @@ def cache_path() -> Path:
     return root / f"langid-{metadata.version('langid')}-model{CACHE_FORMAT}.npz"
 
 
-def _utf8(texts: pa.Array | pa.ChunkedArray | Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _utf8(texts: Texts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """All texts' UTF-8 bytes in one uint8 array (Arrow's string buffer), with each text's start and length."""
-    array = pa.array(texts, pa.string())
+    array = string_array(texts)
     if array.offset:  # a slice shares its parent's buffers: copy it to read them from 0
         array = pa.concat_arrays([array])
     offsets = np.frombuffer(array.buffers()[1], np.int32, count=len(array) + 1).astype(np.int64)

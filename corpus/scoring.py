@@ -7,18 +7,14 @@ language identification reads the sentences as written."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
-import pyarrow as pa
 
-from corpus.diversity import kendall_tau, unigram_f1
+from corpus.diversity import kendall_tau, shared_words, unigram_f1
 from corpus.language import LanguageModel
 from corpus.overlap import trigram_overlap
 from corpus.similarity import WordAverager
+from corpus.strings import Texts
 from corpus.tokenbatch import TokenBatch
-
-Texts = pa.Array | pa.ChunkedArray | Sequence[str]
 
 
 def score_texts(
@@ -26,11 +22,12 @@ def score_texts(
 ) -> dict[str, np.ndarray]:
     """Trigram overlap, PP similarity, P(English) of each side, unigram F1 and Kendall τ of every pair."""
     batch = TokenBatch.from_joined(reference_tok, translation_tok)
+    shared = shared_words(batch)
     return {
         "trigram_overlap": trigram_overlap(batch),
         "pp_sim": model.similarity(batch),
         "reference_p_en": language.probability(references),
         "translation_p_en": language.probability(translations),
-        "unigram_f1": unigram_f1(batch),
-        "kendall_tau": kendall_tau(batch),
+        "unigram_f1": unigram_f1(batch, shared),
+        "kendall_tau": kendall_tau(batch, shared),
     }

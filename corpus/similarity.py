@@ -36,12 +36,12 @@ class WordAverager:
     def _averages(self, side: Side, rows_of_ids: np.ndarray) -> np.ndarray:
         rows = rows_of_ids[side.ids]
         known = rows >= 0
-        pair = side.rows[known]
-        counts = np.bincount(pair, minlength=len(side.lengths))
-        weights = 1.0 / counts[pair]
-        shape = (len(side.lengths), len(self.vectors))
-        averaging = sparse.csr_matrix((weights.astype(np.float32), (pair, rows[known])), shape=shape)
-        return np.asarray(averaging @ self.vectors)
+        # the tokens are in pair order, so the known ones are already the rows of a CSR matrix
+        known_before = np.concatenate([[0], np.cumsum(known)])[side.offsets]
+        counts = np.diff(known_before)
+        weights = np.repeat(1.0 / np.maximum(counts, 1), counts).astype(np.float32)
+        averaging = sparse.csr_matrix((weights, rows[known], known_before), shape=(len(counts), len(self.vectors)))
+        return averaging @ self.vectors
 
     def embed(self, batch: TokenBatch) -> tuple[np.ndarray, np.ndarray]:
         """Averaged embeddings (pairs × dim) of the references and of the translations."""

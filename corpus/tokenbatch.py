@@ -15,6 +15,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from corpus.strings import Texts, string_array
+
 
 @dataclass(frozen=True)
 class Side:
@@ -52,11 +54,11 @@ class TokenBatch:
         return cls._from_flat(flat, lengths)
 
     @classmethod
-    def from_joined(cls, reference: pa.Array | Sequence[str], translation: pa.Array | Sequence[str]) -> TokenBatch:
+    def from_joined(cls, reference: Texts, translation: Texts) -> TokenBatch:
         """From space-joined token strings (the ``*_tok`` columns); an empty string has no token."""
         if len(reference) != len(translation):
             raise ValueError(f"{len(reference)} references but {len(translation)} translations")
-        joined = pa.concat_arrays([pa.array(reference, pa.string()), pa.array(translation, pa.string())])
+        joined = pa.concat_arrays([string_array(reference), string_array(translation)])
         return cls._from_flat(*split_joined(joined))
 
     @classmethod
@@ -86,17 +88,17 @@ def split_joined(joined: pa.Array) -> tuple[pa.Array, np.ndarray]:
     return values.filter(pc.not_equal(values, "")), lengths
 
 
-def token_columns(reference_tok: pa.ChunkedArray | Sequence[str], translation_tok: pa.ChunkedArray | Sequence[str]) -> dict[str, pa.Array]:
+def token_columns(reference_tok: Texts, translation_tok: Texts) -> dict[str, pa.Array]:
     """The token columns of a ``pairs`` table from the two sides' ``*_tok`` strings: the strings
     and their token counts."""
     columns = {}
     for side, joined in (("reference", reference_tok), ("translation", translation_tok)):
-        joined = joined.combine_chunks() if isinstance(joined, pa.ChunkedArray) else pa.array(joined, pa.string())
+        joined = string_array(joined)
         columns[f"{side}_tok"] = joined
         columns[f"{side}_n_tokens"] = pa.array(split_joined(joined)[1].astype(np.int32))
     return columns
 
 
-def encode_joined(texts: pa.Array | Sequence[str]) -> tuple[Side, list[str]]:
+def encode_joined(texts: Texts) -> tuple[Side, list[str]]:
     """One column of space-joined token strings as token ids and their vocabulary."""
-    return _encode(*split_joined(pa.array(texts, pa.string())))
+    return _encode(*split_joined(string_array(texts)))
