@@ -63,22 +63,31 @@ class IdKeys:
     """Ranking keys of a batch: for each name, (score column, 64-bit hash of the id).
 
     ``score`` None ranks by the hash alone (a seeded random order); a ``salt`` hashes
-    ``salt + id`` instead of the id, so different seeds give independent orders.
+    ``salt + id`` instead of the id, so different seeds give independent orders. Datasets that
+    have scores store the id's hash (``id_hash``); ``stored_hash`` reads it instead of hashing.
     """
 
     scores: tuple[tuple[str, str | None], ...]
     salt: str = ""
+    stored_hash: bool = False
+
+    def __post_init__(self):
+        if self.salt and self.stored_hash:
+            raise ValueError("a salted hash is not the stored one")
 
     @property
     def columns(self) -> list[str]:
-        return ["id", *(column for _, column in self.scores if column)]
+        return ["id_hash" if self.stored_hash else "id", *(column for _, column in self.scores if column)]
 
     def __call__(self, table: pa.Table) -> Keys:
-        ids = table.column("id").to_pylist()
-        hashes = id_hashes(f"{self.salt}{pair_id}" for pair_id in ids) if self.salt else id_hashes(ids)
+        if self.stored_hash:
+            hashes = table.column("id_hash").to_numpy()
+        else:
+            ids = table.column("id").to_pylist()
+            hashes = id_hashes(f"{self.salt}{pair_id}" for pair_id in ids) if self.salt else id_hashes(ids)
         keys = {}
         for name, column in self.scores:
-            values = np.zeros(len(ids)) if column is None else table.column(column).to_numpy().astype(np.float64)
+            values = np.zeros(len(hashes)) if column is None else table.column(column).to_numpy().astype(np.float64)
             check_scores(values, column or name)
             keys[name] = (values, hashes)
         return keys

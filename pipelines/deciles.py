@@ -193,7 +193,7 @@ def decile_ranks(n: int) -> list[int]:
     return deciles.cut_ranks(n, 10)
 
 
-SCORER_KEYS = IdKeys(tuple(SCORERS.items()))
+SCORER_KEYS = IdKeys(tuple(SCORERS.items()), stored_hash=True)
 _PICK = "_pick"
 
 

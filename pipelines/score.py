@@ -15,6 +15,7 @@ import apache_beam as beam
 import pyarrow as pa
 
 import schemas
+from corpus.ids import id_hashes
 from corpus.language import LanguageModel
 from corpus.scoring import score_texts
 from corpus.similarity import WordAverager
@@ -25,7 +26,8 @@ from pipelines.progress import Report, RunPipeline, Tally, complete_rows, run_re
 
 
 def score_table(table: pa.Table, model: WordAverager, language: LanguageModel) -> pa.Table:
-    """A ``pairs`` batch plus the score columns."""
+    """A ``pairs`` batch plus the id hash and the score columns."""
+    table = table.append_column("id_hash", pa.array(id_hashes(table.column("id").to_pylist())))
     columns = score_texts(*(table.column(name) for name in ("reference", "translation", "reference_tok", "translation_tok")), model, language)
     for name, values in columns.items():
         table = table.append_column(name, pa.array(values))

@@ -14,14 +14,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
-from corpus.ids import id_hashes
 from corpus.mix import mix64
 from corpus.stats import Idf, domain_table2, table2_markdown
 from corpus.wordvec import load_word_counts
 from pipelines.batches import iter_tables
 from pipelines.progress import Marks, Report, RunPipeline, Tally, marking, run_reporting
 
-COLUMNS = ["id", "domain", "reference_tok", "pp_sim"]
+COLUMNS = ["id", "id_hash", "domain", "reference_tok", "pp_sim"]
 ALL_DOMAINS = "(all)"
 _PICK = "pick"
 
@@ -35,7 +34,7 @@ def _smallest(table: pa.Table, k: int) -> pa.Table:
 
 def _domain_parts(path: str, k: int, marks: Marks):
     for table in iter_tables(path, COLUMNS):
-        table = table.append_column(_PICK, pa.array(mix64(id_hashes(table.column("id").to_pylist()))))
+        table = table.append_column(_PICK, pa.array(mix64(table.column("id_hash").to_numpy())))
         domains = table.column("domain").to_numpy(zero_copy_only=False)
         yield ALL_DOMAINS, _smallest(table, k)
         for domain in np.unique(domains):

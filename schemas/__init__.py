@@ -46,6 +46,8 @@ _PAIRS_FIELDS = [
 ]
 
 _SCORE_FIELDS = [
+    # blake2b-64 of ``id``: the tie-breaker of every ranking, hashed once, where the scores are made
+    pa.field("id_hash", pa.uint64(), nullable=False),
     pa.field("trigram_overlap", pa.float64(), nullable=False),
     pa.field("pp_sim", pa.float64(), nullable=False),
     pa.field("reference_p_en", pa.float64(), nullable=False),
@@ -79,13 +81,13 @@ def _schema(name: str, version: int, fields: list[pa.Field]) -> pa.Schema:
 BITEXT = _schema("bitext", 2, _BITEXT_FIELDS)
 REJECTS = _schema("rejects", 1, _REJECTS_FIELDS)
 PAIRS = _schema("pairs", 2, _PAIRS_FIELDS)
-SCORED = _schema("scored", 3, [*_PAIRS_FIELDS, *_SCORE_FIELDS])
-CORPUS = _schema("corpus", 3, [*_PAIRS_FIELDS, *_SCORE_FIELDS, *_DECILE_FIELDS])
+SCORED = _schema("scored", 4, [*_PAIRS_FIELDS, *_SCORE_FIELDS])
+CORPUS = _schema("corpus", 4, [*_PAIRS_FIELDS, *_SCORE_FIELDS, *_DECILE_FIELDS])
 # The corpus is hive-partitioned by decile_pp: that column lives in the directory names
 # (decile_pp=<d>/), so each file holds every CORPUS column but it.
-CORPUS_FILE = _schema("corpus", 3, [field for field in CORPUS if field.name != "decile_pp"])
+CORPUS_FILE = _schema("corpus", 4, [field for field in CORPUS if field.name != "decile_pp"])
 # A training selection: corpus rows in plain (unpartitioned) files.
-TRAINING = _schema("training", 3, list(CORPUS))
+TRAINING = _schema("training", 4, list(CORPUS))
 
 ALL = {"bitext": BITEXT, "rejects": REJECTS, "pairs": PAIRS, "scored": SCORED, "corpus": CORPUS, "training": TRAINING}
 

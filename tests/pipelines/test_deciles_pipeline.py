@@ -8,7 +8,7 @@ import pyarrow.dataset as ds
 import pytest
 
 import schemas
-from corpus.ids import id_hash
+from corpus.ids import id_hash, id_hashes
 from pipelines import deciles as stage
 from pipelines.io import dataset_files, write_part
 from pipelines.options import pipeline_options
@@ -31,7 +31,7 @@ def scored_table(n, seed=0):
         "trans_score": -rng.random(n), "trans_n_tokens": np.full(n, 5, np.int32), "truncated": np.zeros(n, bool),
         "reference_tok": ["r"] * n, "translation_tok": ["t"] * n,
         "reference_n_tokens": np.full(n, 2, np.int32), "translation_n_tokens": np.full(n, 2, np.int32),
-        "trigram_overlap": np.where(rng.random(n) < 0.6, 0.0, rng.random(n)),
+        "id_hash": id_hashes(ids), "trigram_overlap": np.where(rng.random(n) < 0.6, 0.0, rng.random(n)),
         "pp_sim": rng.integers(0, 20, n) / 20.0,
         "reference_p_en": rng.random(n), "translation_p_en": rng.random(n),
         "unigram_f1": rng.integers(0, 11, n) / 10.0,
@@ -109,3 +109,13 @@ def test_a_tiny_sample_forces_the_bracket_retry(tmp_path, table):
         scores, ordered = stage.deciles.sort_keys(table.column(column).to_numpy(), hashes)
         expected = [stage.Key(float(scores[r]), int(ordered[r])) for r in stage.decile_ranks(table.num_rows)]
         assert cuts[name] == expected, name
+
+
+def test_ties_are_broken_by_the_stored_id_hash(tmp_path):
+    # every pp_sim ties: the order inside the tie, and so the deciles, is the stored hash's
+    table = scored_table(200)
+    for name, values in (("pp_sim", np.zeros(200)), ("id_hash", np.arange(200, 0, -1, dtype=np.uint64))):
+        table = table.set_column(table.schema.get_field_index(name), name, pa.array(values))
+    _, _, cuts, corpus = assign(tmp_path, table, shards=2)
+    assert [cut.hash for cut in cuts["pp"]] == [r + 1 for r in stage.decile_ranks(200)]  # rank r: the (r+1)-th smallest
+    np.testing.assert_array_equal(corpus["decile_pp"].astype(int), (199 - np.arange(200)) // 20)  # row i has hash 200 - i

@@ -8,6 +8,7 @@ import pytest
 from test_deciles_pipeline import run_in_process, write_shards
 
 import schemas
+from corpus.ids import id_hashes
 from corpus.language import LanguageModel
 from corpus.readers import InputUnit
 from corpus.scoring import score_texts
@@ -60,6 +61,7 @@ def test_scored_shards_keep_numbers_rows_and_match_the_core(tmp_path):
     for name, values in expected.items():
         np.testing.assert_array_equal(scored[name].to_numpy(), np.asarray(values), err_msg=name)
     assert 0 < (scored.trigram_overlap == 0).mean() < 1 and scored.pp_sim.between(-1, 1).all()
+    assert scored.id_hash.tolist() == id_hashes(scored.id).tolist()
     run_in_process(lambda p: build_score(p, files, str(tmp_path / "again"), vectors, batch_rows=32))
     assert all((tmp_path / "again" / Path(f).name).read_bytes() == Path(f).read_bytes() for f in scored_files)
 
