@@ -11,7 +11,8 @@ word vectors; no sentence repeats, so the per-batch tokenization cache gains not
   * the same two per-pair loops on already tokenized pairs (overlap + PP only), against the
     vectorized batch core (``TokenBatch`` + ``trigram_overlap`` + ``WordAverager``): the
     vectorization gain without the shared tokenization cost;
-  * Beam ScorePairs + AssignDeciles (DirectRunner, all cores) at growing sizes: time must grow
+  * Beam ScorePairs + AssignDeciles (DirectRunner, its workers chosen by the input's size as in
+    the workflow: in process below 500k pairs) at growing sizes: time must grow
     linearly; the per-core rate gives the projection for 51.4M pairs on 16 cores.
 """
 
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import tempfile
 import time
@@ -165,14 +165,16 @@ def run_vectorized_core(n: int, vectors_path: str, batch_rows: int = 16_384) -> 
 def run_beam(pairs_dir: str, vectors_path: str, out: Path, workers: int) -> tuple[float, float]:
     import apache_beam as beam
 
-    from pipelines.batches import RankingInput
+    from pipelines.batches import RankingInput, file_rows
     from pipelines.deciles import SCORER_KEYS, build_assign, decile_ranks, find_cuts
     from pipelines.io import dataset_files
     from pipelines.options import pipeline_options
     from pipelines.score import build_score
 
+    rows = file_rows(dataset_files(pairs_dir))  # as the workflow's runner_for: the input's size picks the workers
+
     def run_pipeline(build):
-        with beam.Pipeline(options=pipeline_options("DirectRunner", workers)) as pipeline:
+        with beam.Pipeline(options=pipeline_options("DirectRunner", workers, rows=rows)) as pipeline:
             build(pipeline)
 
     started = clock()
@@ -218,7 +220,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="250000,500000,1000000", help="Comma-separated pair counts for the Beam rows.")
     parser.add_argument("--baseline-pairs", type=int, default=100_000, help="Pairs for the per-pair Python rows (they are slow).")
-    parser.add_argument("--workers", type=int, default=0, help="DirectRunner processes (0 = one per core)")
+    parser.add_argument("--workers", type=int, default=0, help="DirectRunner processes (0 = by input size, as the workflow: pipelines.options.direct_workers)")
     parser.add_argument("--shards", type=int, default=16)
     parser.add_argument("--measure", choices=["write", "authors", "authors-tokenized", "core", "beam"], help=argparse.SUPPRESS)
     parser.add_argument("--pairs", type=int, help=argparse.SUPPRESS)
@@ -228,8 +230,9 @@ def main() -> None:
     if args.measure:
         measure(args)
         return
+    from pipelines.options import direct_workers
+
     sizes = [int(size) for size in args.sizes.split(",")]
-    cores = args.workers or os.cpu_count() or 1
     with tempfile.TemporaryDirectory() as tmp:
         vectors = Path(tmp) / "vectors.txt"
         write_vectors(vectors)
@@ -251,7 +254,7 @@ def main() -> None:
             measure_in_subprocess("benchmarks.score", "--measure", "write", "--pairs", str(size), "--source", str(source), "--shards", str(args.shards))
             r = measure_in_subprocess("benchmarks.score", "--measure", "beam", "--pairs", str(size), "--source", str(source), *common)
             beam.append((size, r["seconds"], r["cpu_seconds"]))
-            rows.append([f"Beam ScorePairs + AssignDeciles, {args.shards} shards", cores, size, r["seconds"], r["cpu_seconds"],
+            rows.append([f"Beam ScorePairs + AssignDeciles, {args.shards} shards", direct_workers(args.workers, size), size, r["seconds"], r["cpu_seconds"],
                          r["rows"] / r["seconds"], r["rows"] / r["cpu_seconds"], r["peak_rss_mib"]])
     print(f"Scoring and deciles on generated pairs, {machine()}\n")
     print(markdown_table(["pipeline", "processes", "pairs", "seconds", "CPU seconds", "pairs/s", "pairs per CPU second", "peak RSS MiB (largest process)"], rows))

@@ -22,9 +22,7 @@ from __future__ import annotations
 import base64
 import bz2
 import functools
-import os
 import pickle
-import tempfile
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -33,6 +31,7 @@ import numpy as np
 import pyarrow as pa
 from scipy import sparse
 
+from corpus.cache import cache_root, store
 from corpus.strings import Texts, string_array
 
 CACHE_FORMAT = 2  # bump when the cached arrays change
@@ -61,13 +60,8 @@ class LanguageModel:
                 return cls(*(saved[name] for name in ("next_state", "state_log_probs", "emits", "prior")), tuple(saved["languages"].tolist()))
         except (OSError, KeyError, ValueError):
             model = cls.unpack()
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".npz", delete=False) as handle:
-                np.savez(handle, next_state=model.next_state, state_log_probs=model.state_log_probs, emits=model.emits, prior=model.prior, languages=np.array(model.languages))
-            os.replace(handle.name, path)  # atomic: a concurrent reader sees no half-written file
-        except OSError:
-            pass
+        arrays = {"next_state": model.next_state, "state_log_probs": model.state_log_probs, "emits": model.emits, "prior": model.prior, "languages": np.array(model.languages)}
+        store(path, lambda handle: np.savez(handle, **arrays))
         return model
 
     @classmethod
@@ -120,10 +114,9 @@ class LanguageModel:
 
 
 def cache_path() -> Path:
-    """Where the rearranged model is cached: ``$PARANMT_CACHE`` or ``~/.cache/paranmt``, one file
-    per langid version and cache format. Deleting it is safe: the next load rebuilds it."""
-    root = Path(os.environ.get("PARANMT_CACHE") or Path.home() / ".cache" / "paranmt")
-    return root / f"langid-{metadata.version('langid')}-model{CACHE_FORMAT}.npz"
+    """Where the rearranged model is cached (``corpus.cache``): one file per langid version and
+    cache format. Deleting it is safe: the next load rebuilds it."""
+    return cache_root() / f"langid-{metadata.version('langid')}-model{CACHE_FORMAT}.npz"
 
 
 def _utf8(texts: Texts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

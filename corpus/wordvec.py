@@ -7,6 +7,7 @@ seconds without holding its text in memory.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import itertools
 import warnings
@@ -16,6 +17,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pa_csv
+
+from corpus.cache import cache_root, store
 
 _CHUNK_LINES = 50_000
 _SHOWN_BAD_LINES = 5
@@ -150,6 +153,29 @@ def load_vectors(path: str | Path, limit: int | None = None) -> tuple[list[str],
     if len(first_index) < len(words):
         keep = np.fromiter(first_index.values(), dtype=np.int64)
         return [words[index] for index in keep], vectors[keep]
+    return words, vectors
+
+
+def load_vectors_cached(path: str | Path) -> tuple[list[str], np.ndarray]:
+    """``load_vectors(path)`` through the per-machine cache (``corpus.cache``): parsed once, then
+    read back in milliseconds (the vectors memory-mapped, so a machine's workers share one copy)
+    by every scoring worker. The entry is keyed by the file's absolute path, size and
+    modification time: a changed file is parsed again."""
+    path = Path(path).resolve()
+    status = path.stat()
+    key = hashlib.sha256(f"{path}\0{status.st_size}\0{status.st_mtime_ns}".encode()).hexdigest()[:32]
+    words_path, vectors_path = cache_root() / "vectors" / f"{key}.words", cache_root() / "vectors" / f"{key}.npy"
+    try:
+        vectors = np.load(vectors_path, mmap_mode="r", allow_pickle=False)
+        words = words_path.read_bytes().decode("utf-8").split("\n")
+        if len(words) == len(vectors) and vectors.dtype == np.float32 and vectors.ndim == 2:
+            return words, vectors
+    except (OSError, ValueError):
+        pass
+    words, vectors = load_vectors(path)
+    # the words first: a reader that finds the vectors finds their words (a word has no line break)
+    store(words_path, lambda handle: handle.write("\n".join(words).encode("utf-8")))
+    store(vectors_path, lambda handle: np.save(handle, vectors, allow_pickle=False))
     return words, vectors
 
 

@@ -1,9 +1,11 @@
-"""Runner options: DirectRunner on all cores by default, any runner through pass-through args."""
+"""Runner options: the DirectRunner in process or on a pool of worker processes, chosen by the
+input's size; any runner through pass-through args."""
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import shlex
 
 from apache_beam.options.pipeline_options import PipelineOptions
@@ -14,12 +16,29 @@ from apache_beam.options.pipeline_options import PipelineOptions
 # its --pipeline_type_check and --direct_runner_use_stacked_bundle defaults).
 _WORKER_START_UP_NOISE = {"__main__": "ERROR", "apache_beam.options.pipeline_options": "ERROR"}
 
+# A DirectRunner pool of worker processes costs each pipeline about 3 CPU seconds and 2 s of wall
+# time to start (every worker imports Beam and the stage's libraries, and rows cross gRPC), which
+# in-process work on about half a million rows repays (benchmarks/score.py: at 0.25M pairs,
+# scoring + deciles take 7.5 s in process and 12.9 s on two workers; at 1M, scoring alone
+# 16.5 s in process and 12.0 s on two workers).
+ROWS_PER_WORKER = 500_000
 
-def pipeline_options(runner: str = "DirectRunner", num_workers: int = 0, extra_args: str = "", log_level: int = logging.WARNING) -> PipelineOptions:
+
+def direct_workers(requested: int, rows: int | None = None) -> int:
+    """DirectRunner worker processes for a pipeline over ``rows`` input rows: ``requested`` when
+    it is not 0 (1 = in process); 0 = one per ``ROWS_PER_WORKER`` rows, at most one per core,
+    so a small input runs in process; with no row count, one per core."""
+    if requested:
+        return requested
+    cores = os.cpu_count() or 1
+    return cores if rows is None else max(1, min(cores, rows // ROWS_PER_WORKER))
+
+
+def pipeline_options(runner: str = "DirectRunner", num_workers: int = 0, extra_args: str = "", log_level: int = logging.WARNING, rows: int | None = None) -> PipelineOptions:
     """Build options for ``runner``; ``extra_args`` are passed through verbatim.
 
-    For the DirectRunner, ``num_workers`` worker processes are used (0 = one per core, 1 = in
-    process, which is fastest for small inputs and tests). For Flink, Spark, Dataflow or a
+    For the DirectRunner, ``direct_workers(num_workers, rows)`` worker processes are used
+    (``rows``: the pipeline's input rows, when known). For Flink, Spark, Dataflow or a
     portable job server, put the runner's own flags in ``extra_args``, e.g.
     ``--flink_master=host:8081 --environment_type=LOOPBACK``.
 
@@ -32,8 +51,9 @@ def pipeline_options(runner: str = "DirectRunner", num_workers: int = 0, extra_a
                  f"--sdk_harness_log_level_overrides={json.dumps(_WORKER_START_UP_NOISE)}"]
     args += shlex.split(extra_args)
     if runner == "DirectRunner" and not any(a.startswith("--direct_") for a in args):
-        if num_workers == 1:
+        workers = direct_workers(num_workers, rows)
+        if workers == 1:
             args.append("--direct_running_mode=in_memory")
         else:
-            args += [f"--direct_num_workers={num_workers}", "--direct_running_mode=multi_processing"]
+            args += [f"--direct_num_workers={workers}", "--direct_running_mode=multi_processing"]
     return PipelineOptions(args)

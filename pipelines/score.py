@@ -19,7 +19,7 @@ from corpus.ids import id_hashes
 from corpus.language import LanguageModel
 from corpus.scoring import score_texts
 from corpus.similarity import WordAverager
-from corpus.wordvec import load_vectors
+from corpus.wordvec import load_vectors_cached
 from pipelines.batches import BATCH_ROWS, file_rows, iter_tables, shard_number
 from pipelines.io import part_writer
 from pipelines.progress import Report, RunPipeline, Tally, complete_rows, run_reporting
@@ -39,7 +39,7 @@ class ScoreShard(beam.DoFn):
         self.vectors_path, self.scored_dir, self.batch_rows = vectors_path, scored_dir, batch_rows
 
     def setup(self):
-        self.model = WordAverager(*load_vectors(self.vectors_path))
+        self.model = WordAverager(*load_vectors_cached(self.vectors_path))
         self.language = LanguageModel.load()
 
     def process(self, path: str):

@@ -13,6 +13,7 @@ instead of building the same output beside it.
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import json
 import logging
@@ -32,7 +33,9 @@ from luigi.task import flatten
 import schemas
 from corpus.errors import InputError
 from corpus.files import write_atomically
+from pipelines.batches import file_rows
 from pipelines.options import pipeline_options
+from pipelines.progress import RunPipeline
 from workflows.config import paranmt
 from workflows.console import STAGES as log
 from workflows.console import log_level
@@ -187,6 +190,10 @@ class StageTask(luigi.Task):
         for name in names:
             write_atomically(final.parent / name, lambda link: link.symlink_to(final.name))
 
+    def runner_for(self, files: list[str]) -> RunPipeline:
+        """``run_pipeline`` for pipelines that read the Parquet ``files`` (their rows, from the footers)."""
+        return functools.partial(self.run_pipeline, rows=file_rows(files))
+
     def progress(self, message: str, percent: float | None = None) -> None:
         """Report progress in Luigi's status message / progress bar, and on the console: the
         stage's first message, its last (``percent`` 100) and at most one every
@@ -199,9 +206,10 @@ class StageTask(luigi.Task):
             self._last_progress_line = now
             log.info("%s: %s", self.stage, message)
 
-    def run_pipeline(self, build_pipeline) -> None:
-        """Run ``build_pipeline(pipeline)`` on the configured Beam runner and wait for it."""
+    def run_pipeline(self, build_pipeline, rows: int | None = None) -> None:
+        """Run ``build_pipeline(pipeline)`` on the configured Beam runner and wait for it;
+        ``rows``, the input's size when known, lets the DirectRunner run a small input in process."""
         config = paranmt()
-        options = pipeline_options(config.runner, config.direct_num_workers, config.beam_args, log_level())
+        options = pipeline_options(config.runner, config.direct_num_workers, config.beam_args, log_level(), rows)
         with beam.Pipeline(options=options) as pipeline:
             build_pipeline(pipeline)

@@ -117,7 +117,8 @@ class SelectTopHalf(ReadsPairs, StageTask):
 
     def build(self, partial_dir: Path) -> dict:
         out = str(partial_dir / "pairs")
-        counts = select_top_half(self.run_pipeline, io.dataset_files(self.pairs_dir()), out, str(partial_dir), self.sample_size, self.progress)
+        files = io.dataset_files(self.pairs_dir())
+        counts = select_top_half(self.runner_for(files), files, out, str(partial_dir), self.sample_size, self.progress)
         io.ensure_nonempty(out, schemas.PAIRS)
         self.progress(f"{counts['selected']} of {counts['pairs']} pairs at or above the median translation score", 100)
         return {"schema": {"pairs": schemas.version_of(schemas.PAIRS)}, **counts}
@@ -180,7 +181,7 @@ class ScorePairs(ReadsPairs, StageTask):
         vectors, model = self._pp_model(partial_dir)
         files, scored_dir = io.dataset_files(self.pairs_dir()), str(self.scored_dir(partial_dir))
         self.progress(f"scoring {len(files)} shard(s) with {model['kind']} {model['path']}")
-        score_pairs(self.run_pipeline, files, scored_dir, vectors, self.batch_rows, self.progress)
+        score_pairs(self.runner_for(files), files, scored_dir, vectors, self.batch_rows, self.progress)
         io.ensure_nonempty(scored_dir, schemas.SCORED)
         rows = io.dataset_rows(scored_dir)
         self.progress(f"{rows} pairs scored", 100)
@@ -218,7 +219,7 @@ class AssignDeciles(StageTask):
         scored = io.dataset_files(str(self.requires().scored_dir()))
         self.progress(f"ranking {len(scored)} shard(s) into deciles and writing the corpus partitioned by decile_pp")
         summary = write_corpus(
-            self.run_pipeline, scored, str(self.corpus_dir(partial_dir)), str(partial_dir),
+            self.runner_for(scored), scored, str(self.corpus_dir(partial_dir)), str(partial_dir),
             shown_corpus_dir=str(self.corpus_dir()), pp_model=read_manifest(self.requires().output_dir)["pp_model"],
             rejects=upstream_rejects(self), examples=self.examples, sample_size=self.sample_size, report=self.progress,
         )
@@ -248,7 +249,7 @@ class SelectTrainingSet(StageTask):
         rules = config_from(self, Rules)
         corpus_files = io.dataset_files(str(self.requires().corpus_dir()))
         out = partial_dir / "pairs"
-        counts = select_training_set(self.run_pipeline, corpus_files, rules, config_from(self, Sample), str(out), str(partial_dir), self.requires().sample_size, self.progress)
+        counts = select_training_set(self.runner_for(corpus_files), corpus_files, rules, config_from(self, Sample), str(out), str(partial_dir), self.requires().sample_size, self.progress)
         shutil.rmtree(partial_dir / "candidates", ignore_errors=True)
         if not counts["selected"]:
             raise InputError(f"no corpus pair passes {rules}; widen the deciles or loosen the rules")
@@ -299,6 +300,6 @@ class CorpusStats(StageTask):
 
     def build(self, partial_dir: Path) -> dict:
         files = io.dataset_files(str(self.requires().corpus_dir()))
-        stats = write_corpus_stats(self.run_pipeline, files, self.per_domain, self.word_counts, str(partial_dir), self.progress)
+        stats = write_corpus_stats(self.runner_for(files), files, self.per_domain, self.word_counts, str(partial_dir), self.progress)
         print((partial_dir / "stats.md").read_text())
         return {"domains": sorted(stats), "sampled": {domain: entry["sentences"] for domain, entry in stats.items()}}

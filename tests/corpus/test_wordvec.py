@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
 from corpus import wordvec
-from corpus.wordvec import load_vectors, load_word_counts
+from corpus.wordvec import load_vectors, load_vectors_cached, load_word_counts
 
 GLOVE = "the 0.5 -1 2\ncat 1e-3 0 3.25\ndog -0.125 4 5\n"
 
@@ -92,3 +94,23 @@ def test_word_counts_malformed(tmp_path):
     path = write(tmp_path, "the 100\ncat seven\n", name="counts.txt")
     with pytest.raises(ValueError, match="line 2 is not `word count`"):
         load_word_counts(path)
+
+
+def test_cached_vectors_are_the_parsed_ones_and_follow_the_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("PARANMT_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "v.txt"
+    path.write_text("2 3\nthe 1 2 3\ncat 4 5 6\n", encoding="utf-8")
+    words, vectors = load_vectors_cached(path)
+    assert words == ["the", "cat"] and vectors.tolist() == [[1, 2, 3], [4, 5, 6]]
+    assert len(list((tmp_path / "cache" / "vectors").glob("*.npy"))) == 1
+    cached_words, cached = load_vectors_cached(path)  # read back from the cache, memory-mapped
+    assert cached_words == words and isinstance(cached, np.memmap) and np.array_equal(cached, vectors)
+    path.write_text("2 3\nthe 1 2 3\ndog 7 8 9\n", encoding="utf-8")  # a changed file is parsed again
+    os.utime(path, ns=(1, 1))
+    assert load_vectors_cached(path)[0] == ["the", "dog"]
+    for words_file in (tmp_path / "cache" / "vectors").glob("*.words"):  # a damaged entry is rebuilt
+        words_file.write_text("only one word", encoding="utf-8")
+    rebuilt_words, rebuilt = load_vectors_cached(path)
+    assert rebuilt_words == ["the", "dog"] and rebuilt.tolist() == [[1, 2, 3], [7, 8, 9]]
+    monkeypatch.setenv("PARANMT_CACHE", str(path))  # a file where the cache folder should be: nothing stored
+    assert load_vectors_cached(path)[0] == ["the", "dog"]
