@@ -165,8 +165,8 @@ def run_vectorized_core(n: int, vectors_path: str, batch_rows: int = 16_384) -> 
 def run_beam(pairs_dir: str, vectors_path: str, out: Path, workers: int) -> tuple[float, float]:
     import apache_beam as beam
 
-    from pipelines.batches import RankingInput, file_rows
-    from pipelines.deciles import SCORER_KEYS, build_assign, decile_ranks, find_cuts
+    from pipelines.batches import file_rows
+    from pipelines.deciles import write_corpus
     from pipelines.io import dataset_files
     from pipelines.options import pipeline_options
     from pipelines.score import build_score
@@ -179,9 +179,8 @@ def run_beam(pairs_dir: str, vectors_path: str, out: Path, workers: int) -> tupl
 
     started = clock()
     run_pipeline(lambda p: build_score(p, dataset_files(pairs_dir), str(out / "scored"), vectors_path))
-    scored = dataset_files(str(out / "scored"))
-    _, cuts = find_cuts(run_pipeline, RankingInput(tuple(scored), SCORER_KEYS), decile_ranks, str(out))
-    run_pipeline(lambda p: build_assign(p, scored, str(out / "corpus"), cuts, 2, str(out / "summary.json")))
+    pp_model = {"kind": "vectors file", "path": vectors_path, "sha256": "not computed"}
+    write_corpus(run_pipeline, dataset_files(str(out / "scored")), str(out / "corpus"), str(out), shown_corpus_dir="corpus", pp_model=pp_model, rejects={}, examples=3)
     return started
 
 

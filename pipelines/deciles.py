@@ -5,12 +5,14 @@ sample and the row count per ranking, the brackets are computed from it inside t
 (a side input), pass 2 combines, per (ranking, cut), the count below each bracket and the keys
 inside it. Only the small sample and the bracket contents cross the shuffle; no data is
 collected on the driver, which reads the resulting cut keys from a JSON file. A cut that falls
-outside its bracket makes the driver rerun the pipeline with wider brackets.
+outside its bracket makes the driver rerun the pipeline with wider brackets. What the caller
+does with the cuts can join the same pipeline (``then``: the cuts reach it as a side input, and
+it does nothing on an attempt whose cuts are incomplete), which saves a pipeline's start.
 
-``build_assign`` is pass 3 for AssignDeciles: each scored shard gets a decile per scorer and is
-written as one file per ``decile_pp`` partition, while per-(scorer, decile) score ranges and
+``add_corpus_write`` is pass 3 for AssignDeciles: each scored shard gets a decile per scorer and
+is written as one file per ``decile_pp`` partition, while per-(scorer, decile) score ranges and
 example pairs are combined for the corpus summary. ``write_corpus`` is AssignDeciles' whole
-work: the cuts, pass 3 and the summary files.
+work: one pipeline for the cuts and pass 3, then the summary files.
 """
 
 from __future__ import annotations
@@ -39,7 +41,6 @@ from pipelines.progress import (
     Report,
     RunPipeline,
     Tally,
-    complete_rows,
     marking,
     run_reporting,
 )
@@ -110,9 +111,27 @@ def _write_json(value, path: str) -> None:
 def _cut_record(resolved: list, counts: dict[str, int]) -> dict:
     record = {name: {"count": int(count), "cuts": {}, "unbounded": {}} for name, count in counts.items()}
     for name, k, unbounded, cut in resolved:
-        record[name]["cuts"][k] = cut
-        record[name]["unbounded"][k] = unbounded
+        record[name]["cuts"][str(k)] = cut
+        record[name]["unbounded"][str(k)] = unbounded
     return record
+
+
+def complete_cuts(record: dict) -> dict[str, list[Key]] | None:
+    """The cut keys of every ranking in a cut record, or None while one of them is missing."""
+    cuts = {}
+    for name, entry in record.items():
+        found = [entry["cuts"][str(k)] for k in range(len(entry["cuts"]))]
+        if None in found:
+            return None
+        cuts[name] = [Key(*cut) for cut in found]
+    return cuts
+
+
+# Transforms that read every file once more with the cuts, in the cut search's pipeline:
+# ``then(files, record, marks)`` gets the (spread) file paths, the cut record as a one-element
+# PCollection (a side input for it; see ``complete_cuts``) and the marks to leave a ``file`` mark
+# per file it has read.
+AfterCuts = Callable[[beam.PCollection, beam.PCollection, Marks], object]
 
 
 def _keys_of_file(path: str, source: RankingInput, marks: Marks):
@@ -121,18 +140,14 @@ def _keys_of_file(path: str, source: RankingInput, marks: Marks):
     marks.add("file", 1)
 
 
-def build_cut_search(pipeline: beam.Pipeline, source: RankingInput, ranks, n_hint: int, sample_size: int, width: float, result_path: str, marks: Marks = UNWATCHED):
-    """Passes 1 and 2 as one pipeline; writes {name: {count, cuts: {k: [score, hash] | null}}}
-    and leaves a ``file`` mark per file read (two per file)."""
+def build_cut_search(pipeline: beam.Pipeline, source: RankingInput, ranks, n_hint: int, sample_size: int, width: float, result_path: str, marks: Marks = UNWATCHED, then: AfterCuts | None = None):
+    """Passes 1 and 2 (and ``then``) as one pipeline; writes {name: {count, cuts: {k: [score,
+    hash] | null}}} and leaves a ``file`` mark per file read (two per file, and ``then``'s)."""
     limit = deciles.sample_limit(n_hint, sample_size)
+    files = pipeline | "Files" >> beam.Create(sorted(source.files)) | "Spread" >> beam.Reshuffle()
 
     def read(label: str):
-        return (
-            pipeline
-            | f"{label}Files" >> beam.Create(sorted(source.files))
-            | f"{label}Spread" >> beam.Reshuffle()
-            | f"{label}Keys" >> beam.FlatMap(_keys_of_file, source, marks)
-        )
+        return files | f"{label}Keys" >> beam.FlatMap(_keys_of_file, source, marks)
 
     samples = read("Sample") | "SampleParts" >> beam.FlatMap(_sample_parts, limit) | "Samples" >> beam.CombinePerKey(_ArraysCombine())
     brackets = samples | "Brackets" >> beam.Map(_brackets_of, ranks, width)
@@ -143,12 +158,10 @@ def build_cut_search(pipeline: beam.Pipeline, source: RankingInput, ranks, n_hin
         | "Brackets2" >> beam.CombinePerKey(_ArraysCombine())
         | "Resolve" >> beam.Map(_resolve, beam.pvalue.AsDict(brackets))
     )
-    return (
-        resolved
-        | "AllCuts" >> beam.combiners.ToList()
-        | "Record" >> beam.Map(_cut_record, beam.pvalue.AsDict(counts))
-        | "WriteCuts" >> beam.Map(_write_json, result_path)
-    )
+    record = resolved | "AllCuts" >> beam.combiners.ToList() | "Record" >> beam.Map(_cut_record, beam.pvalue.AsDict(counts))
+    if then is not None:
+        then(files, record, marks)
+    return record | "WriteCuts" >> beam.Map(_write_json, result_path)
 
 
 def find_cuts(
@@ -159,29 +172,29 @@ def find_cuts(
     sample_size: int = DEFAULT_SAMPLE,
     width: float = deciles.DEFAULT_WIDTH,
     report: Report | None = None,
+    then: AfterCuts | None = None,
+    then_says: str = "",
 ) -> tuple[dict[str, int], dict[str, list[Key]]]:
     """Row count and exact cut keys of every ranking in ``source.keys`` (names with no row are absent).
 
     ``ranks(n)`` gives the 0-based ranks to cut at for n rows; the JSON record of each
-    attempt is left in ``work_dir`` (``_cuts-<attempt>.json``). With a ``report``,
-    the files read so far are reported while the pipeline runs.
+    attempt is left in ``work_dir`` (``_cuts-<attempt>.json``). ``then`` joins the pipeline
+    (see ``AfterCuts``); it has done its work once this returns. With a ``report``, the files
+    read so far are reported while the pipeline runs (``then_says`` what ``then``'s read is for).
     """
     n_hint = file_rows(source.files)
+    reads, what = (3, f"file reads (two per file for the exact cuts, one {then_says})") if then else (2, "file reads for the exact cuts (two per file)")
     for attempt in range(1, 64):
         path = FileSystems.join(work_dir, f"_cuts-{attempt}.json")
         with marking(FileSystems.join(work_dir, "_cuts-progress")) as marks:
-            tally = Tally(marks.counter("file"), 2 * len(source.files), "file reads for the exact cuts (two per file)", "files")
-            run_reporting(run_pipeline, lambda p, path=path, width=width: build_cut_search(p, source, ranks, n_hint, sample_size, width, path, marks), tally, report)
+            tally = Tally(marks.counter("file"), reads * len(source.files), what, "files")
+            run_reporting(run_pipeline, lambda p, path=path, width=width: build_cut_search(p, source, ranks, n_hint, sample_size, width, path, marks, then), tally, report)
         with FileSystems.open(path) as handle:
             found = json.loads(handle.read())
+        cuts = complete_cuts(found)
+        if cuts is not None:
+            return {name: entry["count"] for name, entry in found.items()}, cuts
         missed = [(name, k) for name, entry in found.items() for k, cut in entry["cuts"].items() if cut is None]
-        if not missed:
-            counts = {name: entry["count"] for name, entry in found.items()}
-            cuts = {
-                name: [Key(*entry["cuts"][str(k)]) for k in range(len(entry["cuts"]))]
-                for name, entry in found.items()
-            }
-            return counts, cuts
         if any(found[name]["unbounded"][k] for name, k in missed):
             raise RuntimeError(f"cut {missed} not found even with unbounded brackets: the input changed while it was read")
         log.warning("cut keys %s fell outside their brackets (attempt %d); retrying with wider ones", missed, attempt)
@@ -261,18 +274,22 @@ class SummaryCombine(beam.CombineFn):
 
 
 class WriteDeciledShard(beam.DoFn):
-    """One scored shard → ``decile_pp=<d>/part-<shard>.parquet`` files; yields its summary part."""
+    """One scored shard → ``decile_pp=<d>/part-<shard>.parquet`` files; yields its summary part.
+    Nothing is written with an incomplete cut record: the cut search runs again."""
 
-    def __init__(self, corpus_dir: str, cuts: dict[str, list[Key]], examples: int):
-        self.corpus_dir, self.cuts, self.examples = corpus_dir, cuts, examples
+    def __init__(self, corpus_dir: str, examples: int, marks: Marks = UNWATCHED):
+        self.corpus_dir, self.examples, self.marks = corpus_dir, examples, marks
 
-    def process(self, path: str):
+    def process(self, path: str, record: dict):
+        cuts = complete_cuts(record)
+        if cuts is None:
+            return
         # batch in, batch out: one writer per partition stays open, a worker holds one batch
         shard, summary, combine = shard_number(path), None, SummaryCombine(self.examples)
         with ExitStack() as files:
             writers: dict[int, schemas.TableWriter] = {}
             for table in iter_tables(path):
-                table = with_deciles(table, self.cuts)
+                table = with_deciles(table, cuts)
                 part = summary_part(table, self.examples)
                 summary = part if summary is None else combine.merge_accumulators([summary, part])
                 partitions = table.column(PARTITION).to_numpy()
@@ -282,20 +299,24 @@ class WriteDeciledShard(beam.DoFn):
                         where = FileSystems.join(self.corpus_dir, f"{PARTITION}={decile}", f"part-{shard:05d}.parquet")
                         writers[decile] = files.enter_context(schemas.TableWriter(files.enter_context(FileSystems.create(where)), schemas.CORPUS_FILE))
                     writers[decile].write(table.filter(pa.array(partitions == decile)))
+        self.marks.add("file", 1)
         if summary is not None:
             yield summary
 
 
-def build_assign(pipeline: beam.Pipeline, scored_files: list[str], corpus_dir: str, cuts: dict[str, list[Key]], examples: int, summary_path: str):
-    """Pass 3: write the partitioned corpus and the per-decile summary JSON."""
-    return (
-        pipeline
-        | "Shards" >> beam.Create(sorted(scored_files))
-        | "Spread" >> beam.Reshuffle()
-        | "Write" >> beam.ParDo(WriteDeciledShard(corpus_dir, cuts, examples))
-        | "Summary" >> beam.CombineGlobally(SummaryCombine(examples))
-        | "WriteSummary" >> beam.Map(_write_json, summary_path)
-    )
+def add_corpus_write(corpus_dir: str, examples: int, summary_path: str) -> AfterCuts:
+    """Pass 3, to run in the cut search's pipeline: write the partitioned corpus and the
+    per-decile summary JSON."""
+
+    def then(files: beam.PCollection, record: beam.PCollection, marks: Marks):
+        return (
+            files
+            | "Write" >> beam.ParDo(WriteDeciledShard(corpus_dir, examples, marks), beam.pvalue.AsSingleton(record))
+            | "Summary" >> beam.CombineGlobally(SummaryCombine(examples))
+            | "WriteSummary" >> beam.Map(_write_json, summary_path)
+        )
+
+    return then
 
 
 def write_corpus(
@@ -316,10 +337,11 @@ def write_corpus(
     ``out_dir``, where the cut search leaves its records too; returns the summary. ``shown_corpus_dir`` is
     where the summary says the corpus is (its final place); ``pp_model`` and ``rejects``, the
     upstream stages' records, are copied into it. ``report`` follows the pipelines as they run."""
-    counts, cuts = find_cuts(run_pipeline, RankingInput(tuple(scored_files), SCORER_KEYS), decile_ranks, out_dir, sample_size, report=report)
     deciles_path = Path(out_dir, "_deciles.json")
-    tally = Tally(lambda: complete_rows(corpus_dir), max(counts.values(), default=0), "pairs written to the corpus", "pairs")
-    run_reporting(run_pipeline, lambda p: build_assign(p, scored_files, corpus_dir, cuts, examples, str(deciles_path)), tally, report)
+    counts, cuts = find_cuts(
+        run_pipeline, RankingInput(tuple(scored_files), SCORER_KEYS), decile_ranks, out_dir, sample_size, report=report,
+        then=add_corpus_write(corpus_dir, examples, str(deciles_path)), then_says="to write the corpus",
+    )
     summary = summary_record(counts, cuts, json.loads(deciles_path.read_text()), shown_corpus_dir, pp_model, rejects)
     Path(out_dir, "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     Path(out_dir, "summary.md").write_text(summary_markdown(summary))

@@ -51,8 +51,8 @@ def assign(tmp_path, table, shards, sample_size=stage.DEFAULT_SAMPLE, name="run"
     root = tmp_path / name
     files = write_shards(table, root / "scored", shards)
     source = stage.RankingInput(tuple(files), stage.SCORER_KEYS)
-    counts, cuts = stage.find_cuts(run_in_process, source, stage.decile_ranks, str(root), sample_size, width)
-    run_in_process(lambda p: stage.build_assign(p, files, str(root / "corpus"), cuts, 2, str(root / "summary.json")))
+    write = stage.add_corpus_write(str(root / "corpus"), 2, str(root / "summary.json"))
+    counts, cuts = stage.find_cuts(run_in_process, source, stage.decile_ranks, str(root), sample_size, width, then=write)
     corpus = pd.read_parquet(root / "corpus").sort_values("id").reset_index(drop=True)
     return root, counts, cuts, corpus
 
