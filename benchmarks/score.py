@@ -11,6 +11,8 @@ word vectors; no sentence repeats, so the per-batch tokenization cache gains not
   * the same two per-pair loops on already tokenized pairs (overlap + PP only), against the
     vectorized batch core (``TokenBatch`` + ``trigram_overlap`` + ``WordAverager``): the
     vectorization gain without the shared tokenization cost;
+  * language identification of both sides, over whole batches (``corpus.language``) and by
+    langid.py's own ``rank`` one sentence at a time (on a 25th of the pairs: it is slow);
   * Beam ScorePairs + AssignDeciles (DirectRunner, its workers chosen by the input's size as in
     the workflow: in process below 500k pairs) at growing sizes: time must grow
     linearly; the per-core rate gives the projection for 51.4M pairs on 16 cores.
@@ -162,6 +164,28 @@ def run_vectorized_core(n: int, vectors_path: str, batch_rows: int = 16_384) -> 
     return started
 
 
+def run_language(n: int, vectorized: bool, batch_rows: int = 16_384) -> tuple[float, float]:
+    """P(English) of both sides: over whole batches (``corpus.language``), or by langid.py's own
+    ``rank`` one sentence at a time."""
+    references, translations = generate_pairs(n)
+    if vectorized:
+        from corpus.language import LanguageModel
+
+        model = LanguageModel.load()
+        started = clock()
+        for start in range(0, n, batch_rows):
+            model.probability(references[start : start + batch_rows])
+            model.probability(translations[start : start + batch_rows])
+        return started
+    import langid.langid
+
+    identifier = langid.langid.LanguageIdentifier.from_modelstring(langid.langid.model, norm_probs=True)
+    started = clock()
+    for text in references + translations:
+        dict(identifier.rank(text))["en"]
+    return started
+
+
 def run_beam(pairs_dir: str, vectors_path: str, out: Path, workers: int) -> tuple[float, float]:
     import apache_beam as beam
 
@@ -209,6 +233,8 @@ def measure(args) -> None:
             started = run_authors(args.pairs, args.vectors, tokenized=True)
         elif args.measure == "core":
             started = run_vectorized_core(args.pairs, args.vectors)
+        elif args.measure in ("langid", "langid-py"):
+            started = run_language(args.pairs, vectorized=args.measure == "langid")
         else:
             started = run_beam(args.source, args.vectors, Path(tmp), args.workers)
         wall, cpu = clock()
@@ -221,7 +247,7 @@ def main() -> None:
     parser.add_argument("--baseline-pairs", type=int, default=100_000, help="Pairs for the per-pair Python rows (they are slow).")
     parser.add_argument("--workers", type=int, default=0, help="DirectRunner processes (0 = by input size, as the workflow: pipelines.options.direct_workers)")
     parser.add_argument("--shards", type=int, default=16)
-    parser.add_argument("--measure", choices=["write", "authors", "authors-tokenized", "core", "beam"], help=argparse.SUPPRESS)
+    parser.add_argument("--measure", choices=["write", "authors", "authors-tokenized", "core", "langid", "langid-py", "beam"], help=argparse.SUPPRESS)
     parser.add_argument("--pairs", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--source", help=argparse.SUPPRESS)
     parser.add_argument("--vectors", help=argparse.SUPPRESS)
@@ -238,12 +264,16 @@ def main() -> None:
         common = ["--vectors", str(vectors), "--workers", str(args.workers)]
         base = str(args.baseline_pairs)
         rows = []
-        for label, mode in (("authors' per-pair loop: tokenize, overlap, PP, Python sort (baseline)", "authors"),
-                            ("authors' per-pair overlap + PP on tokenized pairs", "authors-tokenized"),
-                            ("vectorized batch core on tokenized pairs", "core")):
-            r = measure_in_subprocess("benchmarks.score", "--measure", mode, "--pairs", base, *common)
+        langid_py_pairs = str(max(1, args.baseline_pairs // 25))  # milliseconds a sentence
+        for label, mode, pairs in (("authors' per-pair loop: tokenize, overlap, PP, Python sort (baseline)", "authors", base),
+                                   ("authors' per-pair overlap + PP on tokenized pairs", "authors-tokenized", base),
+                                   ("vectorized batch core on tokenized pairs", "core", base),
+                                   ("langid, both sides, over whole batches (corpus.language)", "langid", base),
+                                   ("langid.py's own rank(), one sentence at a time, both sides", "langid-py", langid_py_pairs)):
+            r = measure_in_subprocess("benchmarks.score", "--measure", mode, "--pairs", pairs, *common)
             rows.append([label, 1, r["rows"], r["seconds"], r["cpu_seconds"], r["rows"] / r["seconds"], r["rows"] / r["cpu_seconds"], r["peak_rss_mib"]])
         baseline_rate = rows[0][6]
+        langid_us = {mode: 1e6 / row[6] for mode, row in zip(("langid", "langid-py"), rows[3:5], strict=True)}
         beam = []
         for size in sizes:
             source = Path(tmp) / f"pairs-{size}"
@@ -269,6 +299,8 @@ def main() -> None:
     print(f"\nPer core (pairs per CPU second): {overall:,.0f} overall at {large:,} pairs, {marginal:,.0f} marginal "
           f"(baseline loop: {baseline_rate:,.0f}). 51.4M pairs on 16 busy cores at the marginal rate: "
           f"{hours:.2f} h ({'under' if hours < 1 else 'over'} one hour).")
+    print(f"Language id per pair (both sides): {langid_us['langid']:.1f} µs over whole batches, "
+          f"{langid_us['langid-py']:,.0f} µs with langid.py one sentence at a time.")
 
 if __name__ == "__main__":
     main()

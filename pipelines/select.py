@@ -2,7 +2,8 @@
 
 A selection keeps the rows that pass ``corpus.selection.Rules`` and then the ``Sample.n_pairs``
 of them with the smallest hash of (seed, id): a seeded random sample whose membership is one exact
-cut (``pipelines.deciles.find_cuts``), so it is the same on any runner and any sharding. With
+cut (``pipelines.deciles.find_cuts``, whose pipeline also writes the rows kept), so it is the
+same on any runner and any sharding. With
 the release filters, exact duplicates are removed first: rows are routed by a hash of their
 token strings, so identical pairs meet in one group, and the smallest id is kept.
 """
@@ -16,18 +17,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 import schemas
-from corpus.deciles import Key, assign, cut_ranks
+from corpus.deciles import assign, cut_ranks
 from corpus.ids import id_hashes
 from corpus.selection import Rules, Sample, drop_duplicates
 from pipelines.batches import IdKeys, RankingInput, shard_number
-from pipelines.deciles import DEFAULT_SAMPLE, find_cuts
+from pipelines.deciles import DEFAULT_SAMPLE, AfterCuts, complete_cuts, find_cuts
 from pipelines.io import dataset_files, write_part
 from pipelines.progress import (
     Marks,
     Report,
     RunPipeline,
     Tally,
-    complete_rows,
     marking,
     run_reporting,
 )
@@ -36,37 +36,36 @@ SAMPLE = "sample"
 
 
 class WriteKept(beam.DoFn):
-    """Rows of one input file whose bin under ``cuts`` (ranking ``name``) is ``keep`` → part <index>."""
+    """Rows of one input file whose bin under the cuts of ranking ``name`` is ``keep`` → the part
+    numbered by the file's place in the sorted input; nothing with an incomplete cut record."""
 
-    def __init__(self, source: RankingInput, name: str, cuts: list[Key], keep: int, schema: pa.Schema, out_dir: str):
-        self.source, self.name, self.cuts, self.keep, self.schema, self.out_dir = source, name, cuts, keep, schema, out_dir
+    def __init__(self, source: RankingInput, name: str, keep: int, schema: pa.Schema, out_dir: str, marks: Marks):
+        self.source, self.name, self.keep, self.schema, self.out_dir, self.marks = source, name, keep, schema, out_dir, marks
 
-    def process(self, item):
-        index, path = item
-        parts = []
+    def setup(self):
+        self.index = {path: index for index, path in enumerate(sorted(self.source.files))}
+
+    def process(self, path: str, record: dict):
+        found = complete_cuts(record)
+        if found is None:
+            return
+        cuts, parts = found.get(self.name, []), []
         for table in self.source.tables(path, self.schema.names):
             scores, hashes = self.source.keys(table)[self.name]
-            parts.append(table.filter(pa.array(assign(scores, hashes, self.cuts) == self.keep)).select(self.schema.names))
+            parts.append(table.filter(pa.array(assign(scores, hashes, cuts) == self.keep)).select(self.schema.names))
         table = pa.concat_tables(parts) if parts else None
         if table is not None and table.num_rows:
-            yield write_part(table, self.schema, self.out_dir, index)
+            write_part(table, self.schema, self.out_dir, self.index[path])
+        self.marks.add("file", 1)
 
 
-def build_write_kept(pipeline: beam.Pipeline, source: RankingInput, name: str, cuts: list[Key], keep: int, schema: pa.Schema, out_dir: str):
-    return (
-        pipeline
-        | "Files" >> beam.Create(list(enumerate(sorted(source.files))))
-        | "Spread" >> beam.Reshuffle()
-        | "WriteKept" >> beam.ParDo(WriteKept(source, name, cuts, keep, schema, out_dir))
-    )
+def keep_bin(source: RankingInput, name: str, keep: int, schema: pa.Schema, out_dir: str) -> AfterCuts:
+    """The cut search's last read: the rows in bin ``keep`` of ranking ``name`` → ``out_dir``."""
 
+    def then(files: beam.PCollection, record: beam.PCollection, marks: Marks):
+        return files | "WriteKept" >> beam.ParDo(WriteKept(source, name, keep, schema, out_dir, marks), beam.pvalue.AsSingleton(record))
 
-def write_kept(
-    run_pipeline: RunPipeline, source: RankingInput, name: str, cuts: list[Key], keep: int, schema: pa.Schema, out_dir: str, expected_rows: int, report: Report | None
-) -> None:
-    """Run ``build_write_kept``; ``report`` gets the rows written of the ``expected_rows`` while it runs."""
-    tally = Tally(lambda: complete_rows(out_dir), expected_rows, "pairs written", "pairs")
-    run_reporting(run_pipeline, lambda p: build_write_kept(p, source, name, cuts, keep, schema, out_dir), tally, report)
+    return then
 
 
 def _route(path: str, rules: Rules, num_shards: int, marks: Marks):
@@ -125,19 +124,18 @@ def select_training_set(
         source = RankingInput(tuple(dataset_files(candidates)), keys)
     else:
         source = RankingInput(tuple(files), keys, rules)
-    counts, cuts = find_cuts(run_pipeline, source, functools.partial(first_n, sample.n_pairs), work_dir, sample_size, report=report)
+    counts, _ = find_cuts(run_pipeline, source, functools.partial(first_n, sample.n_pairs), work_dir, sample_size, report=report,
+                          then=keep_bin(source, SAMPLE, 0, schemas.TRAINING, out_dir), then_says="to write the selection")
     available = counts.get(SAMPLE, 0)
-    selected = min(sample.n_pairs, available) if sample.n_pairs else available
-    write_kept(run_pipeline, source, SAMPLE, cuts.get(SAMPLE, []), 0, schemas.TRAINING, out_dir, selected, report)
-    return {"passed_rules": available, "selected": selected}
+    return {"passed_rules": available, "selected": min(sample.n_pairs, available) if sample.n_pairs else available}
 
 
 def select_top_half(run_pipeline: RunPipeline, pairs_files: list[str], out_dir: str, work_dir: str, sample_size: int = DEFAULT_SAMPLE, report: Report | None = None) -> dict:
     """The pairs whose translation score is in the top half (rank ≥ N/2 by (score, id hash));
     ``report`` follows the pipelines as they run."""
     source = RankingInput(tuple(pairs_files), IdKeys((("trans", "trans_score"),)))
-    counts, cuts = find_cuts(run_pipeline, source, functools.partial(cut_ranks, bins=2), work_dir, sample_size, report=report)
+    counts, cuts = find_cuts(run_pipeline, source, functools.partial(cut_ranks, bins=2), work_dir, sample_size, report=report,
+                             then=keep_bin(source, "trans", 1, schemas.PAIRS, out_dir), then_says="to write the top half")
     total = counts.get("trans", 0)
-    write_kept(run_pipeline, source, "trans", cuts.get("trans", []), 1, schemas.PAIRS, out_dir, total - total // 2, report)
     median = cuts["trans"][0].score if cuts.get("trans") else None
     return {"pairs": total, "selected": total - total // 2, "median_trans_score": median}

@@ -5,7 +5,7 @@ import numpy as np
 from corpus.ids import id_hash, id_hashes
 
 
-def test_id_hash_is_the_first_eight_bytes_of_blake2b_big_endian():
+def test_id_hash_is_blake2b_with_an_eight_byte_digest_big_endian():
     digest = hashlib.blake2b(b"news-b0-00train-f00001-s7", digest_size=8).digest()
     assert id_hash("news-b0-00train-f00001-s7") == int.from_bytes(digest, "big")
 
