@@ -34,7 +34,7 @@ from corpus.deciles import SCORERS, Bracket, Key
 from corpus.mix import mix64
 from corpus.selection import PARTITION
 from corpus.stats import summary_markdown, summary_record
-from pipelines.batches import IdKeys, Keys, RankingInput, file_rows, iter_tables, shard_number
+from pipelines.batches import IdKeys, RankingInput, file_rows, iter_tables, shard_number
 from pipelines.progress import (
     UNWATCHED,
     Marks,
@@ -79,10 +79,13 @@ class _ArraysCombine(beam.CombineFn):
         return count, (scores[0] if scores else np.zeros(0)), (hashes[0] if hashes else np.zeros(0, np.uint64))
 
 
-def _sample_parts(keys: Keys, limit: int):
-    for name, (scores, hashes) in keys.items():
-        keep = deciles.in_sample(hashes, limit)
-        yield name, (len(scores), scores[keep], hashes[keep])
+def _sample_parts(path: str, source: RankingInput, limit: int, marks: Marks):
+    """Pass 1 on one file: per ranking, its row count and its keys in the sample."""
+    for keys in source.keys_of(path):
+        for name, (scores, hashes) in keys.items():
+            keep = deciles.in_sample(hashes, limit)
+            yield name, (len(scores), scores[keep], hashes[keep])
+    marks.add("file", 1)
 
 
 def _brackets_of(named_sample, ranks: Callable[[int], list[int]], width: float):
@@ -90,10 +93,13 @@ def _brackets_of(named_sample, ranks: Callable[[int], list[int]], width: float):
     return name, deciles.brackets(scores, hashes, count, ranks(count), width)
 
 
-def _bracket_parts(keys: Keys, brackets: dict[str, list[Bracket]]):
-    for name, (scores, hashes) in keys.items():
-        for k, bracket in enumerate(brackets.get(name, [])):
-            yield (name, k), deciles.count_bracket(scores, hashes, bracket)
+def _bracket_parts(path: str, source: RankingInput, marks: Marks, brackets: dict[str, list[Bracket]]):
+    """Pass 2 on one file: per (ranking, cut), the count below the bracket and the keys inside."""
+    for keys in source.keys_of(path):
+        for name, (scores, hashes) in keys.items():
+            for k, bracket in enumerate(brackets.get(name, [])):
+                yield (name, k), deciles.count_bracket(scores, hashes, bracket)
+    marks.add("file", 1)
 
 
 def _resolve(keyed, brackets: dict[str, list[Bracket]]):
@@ -134,27 +140,19 @@ def complete_cuts(record: dict) -> dict[str, list[Key]] | None:
 AfterCuts = Callable[[beam.PCollection, beam.PCollection, Marks], object]
 
 
-def _keys_of_file(path: str, source: RankingInput, marks: Marks):
-    """The keys of one file's batches, and a ``file`` mark once it is read to the end."""
-    yield from source.keys_of(path)
-    marks.add("file", 1)
-
-
 def build_cut_search(pipeline: beam.Pipeline, source: RankingInput, ranks, n_hint: int, sample_size: int, width: float, result_path: str, marks: Marks = UNWATCHED, then: AfterCuts | None = None):
     """Passes 1 and 2 (and ``then``) as one pipeline; writes {name: {count, cuts: {k: [score,
     hash] | null}}} and leaves a ``file`` mark per file read (two per file, and ``then``'s)."""
     limit = deciles.sample_limit(n_hint, sample_size)
+    # each pass reads the keys of a file and reduces them in one step: the keys of every row
+    # never form a PCollection that a runner would hold while the brackets are computed
     files = pipeline | "Files" >> beam.Create(sorted(source.files)) | "Spread" >> beam.Reshuffle()
-
-    def read(label: str):
-        return files | f"{label}Keys" >> beam.FlatMap(_keys_of_file, source, marks)
-
-    samples = read("Sample") | "SampleParts" >> beam.FlatMap(_sample_parts, limit) | "Samples" >> beam.CombinePerKey(_ArraysCombine())
+    samples = files | "SampleParts" >> beam.FlatMap(_sample_parts, source, limit, marks) | "Samples" >> beam.CombinePerKey(_ArraysCombine())
     brackets = samples | "Brackets" >> beam.Map(_brackets_of, ranks, width)
     counts = samples | "Counts" >> beam.Map(lambda named: (named[0], named[1][0]))
     resolved = (
-        read("Count")
-        | "BracketParts" >> beam.FlatMap(_bracket_parts, beam.pvalue.AsDict(brackets))
+        files
+        | "BracketParts" >> beam.FlatMap(_bracket_parts, source, marks, beam.pvalue.AsDict(brackets))
         | "Brackets2" >> beam.CombinePerKey(_ArraysCombine())
         | "Resolve" >> beam.Map(_resolve, beam.pvalue.AsDict(brackets))
     )
