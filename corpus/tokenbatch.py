@@ -85,7 +85,7 @@ def split_joined(joined: pa.Array) -> tuple[pa.Array, np.ndarray]:
     # "" splits into [""]: drop those empty tokens (Moses tokens are never empty otherwise).
     empty_rows = pc.equal(pc.utf8_length(joined), 0).to_numpy(zero_copy_only=False)
     lengths = pc.list_value_length(split).to_numpy().astype(np.int64) - empty_rows
-    return values.filter(pc.not_equal(values, "")), lengths
+    return (values.filter(pc.not_equal(values, "")) if empty_rows.any() else values), lengths
 
 
 def token_columns(reference_tok: Texts, translation_tok: Texts) -> dict[str, pa.Array]:

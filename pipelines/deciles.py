@@ -220,20 +220,24 @@ def with_deciles(table: pa.Table, cuts: dict[str, list[Key]]) -> pa.Table:
 
 def summary_part(table: pa.Table, examples: int) -> dict:
     """Per (scorer, decile): rows, score range, and the ``examples`` pairs of smallest pick."""
-    part = {}
     pick = table.column(_PICK).to_numpy()
+    entries, chosen = [], []
     for name, column in SCORERS.items():
         scores, bins = table.column(column).to_numpy(), table.column(f"decile_{name}").to_numpy()
-        for decile in np.unique(bins):
-            rows = np.flatnonzero(bins == decile)
-            chosen = rows[np.argsort(pick[rows], kind="stable")[:examples]]
-            shown = table.take(pa.array(chosen)).select([_PICK, "id", "reference", "translation", *SCORERS.values()])
-            part[(name, int(decile))] = {
-                "rows": len(rows),
-                "min": float(scores[rows].min()),
-                "max": float(scores[rows].max()),
-                "examples": shown.to_pylist(),
-            }
+        order = np.lexsort((pick, bins))  # by decile, then by pick
+        by_bin, sorted_scores = bins[order], scores[order]
+        present, starts, counts = np.unique(by_bin, return_index=True, return_counts=True)
+        lowest, highest = np.minimum.reduceat(sorted_scores, starts), np.maximum.reduceat(sorted_scores, starts)
+        for decile, start, count, low, high in zip(present, starts, counts, lowest, highest, strict=True):
+            shown = order[start : start + min(count, examples)]
+            entries.append(((name, int(decile)), int(count), float(low), float(high), len(shown)))
+            chosen.append(shown)
+    columns = [_PICK, "id", "reference", "translation", *SCORERS.values()]
+    rows = table.select(columns).take(pa.array(np.concatenate(chosen) if chosen else np.zeros(0, np.int64))).to_pylist()
+    part, at = {}, 0
+    for key, count, low, high, shown in entries:
+        part[key] = {"rows": count, "min": low, "max": high, "examples": rows[at : at + shown]}
+        at += shown
     return part
 
 
