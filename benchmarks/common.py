@@ -58,12 +58,13 @@ def markdown_table(headers: list[str], rows: list[list]) -> str:
     return table(headers, [[cell(v) for v in row] for row in rows]).rstrip("\n")
 
 
-def measure_in_subprocess(module: str, *args: str) -> dict:
-    """Run ``python -m module args`` in a fresh process and parse the JSON line it prints last.
+def measure_in_subprocess(module: str, *args: str, env: dict[str, str] | None = None) -> dict:
+    """Run ``python -m module args`` in a fresh process (``env``: variables to set in it) and
+    parse the JSON line it prints last.
 
     A fresh process per measurement keeps peak memory honest: each reports ``peak_rss_mib()``.
     """
-    done = subprocess.run([sys.executable, "-m", module, *args], check=True, capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", module, *args], check=True, capture_output=True, text=True, env={**os.environ, **(env or {})})
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 

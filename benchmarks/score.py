@@ -14,7 +14,7 @@ word vectors; no sentence repeats, so the per-batch tokenization cache gains not
   * language identification of both sides, over whole batches (``corpus.language``) and by
     langid.py's own ``rank`` one sentence at a time (on a 25th of the pairs: it is slow);
   * Beam ScorePairs + AssignDeciles (DirectRunner, its workers chosen by the input's size as in
-    the workflow: in process below 500k pairs) at growing sizes: time must grow
+    the workflow: in process below 1M pairs) at growing sizes: time must grow
     linearly; the per-core rate gives the projection for 51.4M pairs on 16 cores.
 """
 
@@ -34,6 +34,7 @@ from benchmarks.common import machine, markdown_table, measure_in_subprocess, pe
 VOCABULARY = 20_000
 DIM = 300
 PARANMT_PAIRS = 51_400_000
+ONE_THREAD = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
 
 
 def vocabulary() -> list[str]:
@@ -270,7 +271,8 @@ def main() -> None:
                                    ("vectorized batch core on tokenized pairs", "core", base),
                                    ("langid, both sides, over whole batches (corpus.language)", "langid", base),
                                    ("langid.py's own rank(), one sentence at a time, both sides", "langid-py", langid_py_pairs)):
-            r = measure_in_subprocess("benchmarks.score", "--measure", mode, "--pairs", pairs, *common)
+            # one BLAS thread: langid.py's numpy products would otherwise spread over the cores
+            r = measure_in_subprocess("benchmarks.score", "--measure", mode, "--pairs", pairs, *common, env=ONE_THREAD)
             rows.append([label, 1, r["rows"], r["seconds"], r["cpu_seconds"], r["rows"] / r["seconds"], r["rows"] / r["cpu_seconds"], r["peak_rss_mib"]])
         baseline_rate = rows[0][6]
         langid_us = {mode: 1e6 / row[6] for mode, row in zip(("langid", "langid-py"), rows[3:5], strict=True)}

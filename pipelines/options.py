@@ -17,11 +17,11 @@ from apache_beam.options.pipeline_options import PipelineOptions
 _WORKER_START_UP_NOISE = {"__main__": "ERROR", "apache_beam.options.pipeline_options": "ERROR"}
 
 # A DirectRunner pool of worker processes costs each pipeline about 3 CPU seconds and 2 s of wall
-# time to start (every worker imports Beam and the stage's libraries, and rows cross gRPC), which
-# in-process work on about half a million rows repays (benchmarks/score.py: at 0.25M pairs,
-# scoring + deciles take 7.5 s in process and 12.9 s on two workers; at 1M, scoring alone
-# 16.5 s in process and 12.0 s on two workers).
-ROWS_PER_WORKER = 500_000
+# time to start (every worker imports Beam and the stage's libraries), so a worker is started for
+# each million rows, about 20 CPU s of scoring and ranking: start-up stays a small share of the
+# CPU time (benchmarks/score.py, 2 cores: scoring + deciles of 1M pairs take 21.4 s and 21.4 CPU s
+# in process, 19.6 s and 33.2 CPU s on two workers; of 0.25M, 6.6 s in process, 12.9 s on two).
+ROWS_PER_WORKER = 1_000_000
 
 
 def direct_workers(requested: int, rows: int | None = None) -> int:

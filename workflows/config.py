@@ -15,7 +15,7 @@ from corpus.settings import choices_of, settings_of
 class paranmt(luigi.Config):  # noqa: N801 - the luigi.cfg section name
     workdir = luigi.Parameter(default="work", description="Directory that holds every stage's output.")
     runner = luigi.Parameter(default="DirectRunner", description="Beam runner: DirectRunner, PortableRunner, FlinkRunner, SparkRunner, DataflowRunner.")
-    direct_num_workers = luigi.IntParameter(default=0, description="DirectRunner worker processes (0 = by input size: in process below 500k rows, then one per 500k rows up to one per core; 1 = in process).")
+    direct_num_workers = luigi.IntParameter(default=0, description="DirectRunner worker processes (0 = by input size: in process below 1M rows, then one per 1M rows up to one per core; 1 = in process).")
     beam_args = luigi.Parameter(default="", description="Extra Beam pipeline options passed through verbatim, e.g. '--flink_master=host:8081'.")
 
 
