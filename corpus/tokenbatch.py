@@ -88,6 +88,11 @@ def split_joined(joined: pa.Array) -> tuple[pa.Array, np.ndarray]:
     return (values.filter(pc.not_equal(values, "")) if empty_rows.any() else values), lengths
 
 
+def token_counts(joined: Texts) -> np.ndarray:
+    """int32 tokens in each space-joined token string (the ``*_n_tokens`` columns)."""
+    return split_joined(string_array(joined))[1].astype(np.int32)
+
+
 def token_columns(reference_tok: Texts, translation_tok: Texts) -> dict[str, pa.Array]:
     """The token columns of a ``pairs`` table from the two sides' ``*_tok`` strings: the strings
     and their token counts."""
@@ -95,7 +100,7 @@ def token_columns(reference_tok: Texts, translation_tok: Texts) -> dict[str, pa.
     for side, joined in (("reference", reference_tok), ("translation", translation_tok)):
         joined = string_array(joined)
         columns[f"{side}_tok"] = joined
-        columns[f"{side}_n_tokens"] = pa.array(split_joined(joined)[1].astype(np.int32))
+        columns[f"{side}_n_tokens"] = pa.array(token_counts(joined))
     return columns
 
 

@@ -35,6 +35,7 @@ from corpus.mix import mix64
 from corpus.selection import PARTITION
 from corpus.stats import summary_markdown, summary_record
 from pipelines.batches import IdKeys, RankingInput, file_rows, iter_tables, shard_number
+from pipelines.io import part_writer
 from pipelines.progress import (
     UNWATCHED,
     Marks,
@@ -298,8 +299,8 @@ class WriteDeciledShard(beam.DoFn):
                 table = table.drop_columns([_PICK, PARTITION])
                 for decile in np.unique(partitions):
                     if decile not in writers:
-                        where = FileSystems.join(self.corpus_dir, f"{PARTITION}={decile}", f"part-{shard:05d}.parquet")
-                        writers[decile] = files.enter_context(schemas.TableWriter(files.enter_context(FileSystems.create(where)), schemas.CORPUS_FILE))
+                        partition_dir = FileSystems.join(self.corpus_dir, f"{PARTITION}={decile}")
+                        writers[decile] = files.enter_context(part_writer(partition_dir, shard, schemas.CORPUS_FILE))
                     writers[decile].write(table.filter(pa.array(partitions == decile)))
         self.marks.add("file", 1)
         if summary is not None:

@@ -26,6 +26,7 @@ from corpus.errors import InputError
 from corpus.ids import id_hash, shard_of
 from corpus.readers import BitextRecord, InputUnit, Reject, distinct_names
 from corpus.text import english_tokens
+from corpus.tokenbatch import token_counts
 from pipelines.io import write_part
 from pipelines.progress import UNWATCHED, Marks, Report, RunPipeline, Tally, marking, run_reporting
 
@@ -159,9 +160,10 @@ class TokenizeChunk(beam.DoFn):
             if isinstance(item, Reject):
                 yield beam.pvalue.TaggedOutput(self.REJECTS, item)
         by_shard: dict[int, list[tuple]] = defaultdict(list)
-        for record, en_tok in zip(good, english_tokens(r.en for r in good), strict=True):
+        en_toks = english_tokens(r.en for r in good)
+        for record, en_tok, en_n_tokens in zip(good, en_toks, token_counts(en_toks).tolist(), strict=True):
             row = (record.id, record.source, record.line, record.domain, record.czeng_score,
-                   record.cs, record.en, en_tok, len(en_tok.split(" ")) if en_tok else 0)
+                   record.cs, record.en, en_tok, en_n_tokens)
             by_shard[shard_of(record.id, self.num_shards)].append(row)
         # One element per (chunk, shard) instead of one per row: the shuffle moves lists.
         yield from sorted(by_shard.items())

@@ -19,9 +19,9 @@ def part_path(dataset_dir: str, shard: int) -> str:
 
 def write_part(table: pa.Table, schema: pa.Schema, dataset_dir: str, shard: int) -> int:
     """Write one shard of a dataset; rewriting it (a retried bundle) gives the same bytes."""
-    path = part_path(dataset_dir, shard)
-    with FileSystems.create(path) as handle:
-        return schemas.write_table(table, schema, handle)
+    with part_writer(dataset_dir, shard, schema) as writer:
+        writer.write(table)
+    return writer.rows
 
 
 @contextmanager
