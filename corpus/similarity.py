@@ -35,11 +35,11 @@ class WordAverager:
 
     def _averages(self, side: Side, rows_of_ids: np.ndarray) -> np.ndarray:
         rows = rows_of_ids[side.ids]
-        known = rows >= 0
         # the tokens are in pair order, so the known ones are already the rows of a CSR matrix
-        known_before = np.concatenate([[0], np.cumsum(known)])[side.offsets]
+        known = np.flatnonzero(rows >= 0)
+        known_before = np.searchsorted(known, side.offsets)
         counts = np.diff(known_before)
-        weights = np.repeat(1.0 / np.maximum(counts, 1), counts).astype(np.float32)
+        weights = np.repeat(np.float32(1) / np.maximum(counts, 1, dtype=np.float32), counts)
         averaging = sparse.csr_matrix((weights, rows[known], known_before), shape=(len(counts), len(self.vectors)))
         return averaging @ self.vectors
 
@@ -51,7 +51,8 @@ class WordAverager:
     def similarity(self, batch: TokenBatch) -> np.ndarray:
         """float64 cosine per pair; 0.0 where a side has no known word."""
         a, b = self.embed(batch)
-        # float32 embeddings, float64 sums (no float64 copy of the matrices)
-        dots = np.einsum("ij,ij->i", a, b, dtype=np.float64)
-        norms = np.sqrt(np.einsum("ij,ij->i", a, a, dtype=np.float64) * np.einsum("ij,ij->i", b, b, dtype=np.float64))
+        # float32 dot products (a float64 accumulator made them 5× slower for about 1e-6 of
+        # the cosine), float64 from there on
+        dots, aa, bb = (np.einsum("ij,ij->i", x, y).astype(np.float64) for x, y in ((a, b), (a, a), (b, b)))
+        norms = np.sqrt(aa * bb)
         return np.divide(dots, norms, out=np.zeros(len(dots)), where=norms > 0)
