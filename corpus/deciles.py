@@ -14,6 +14,7 @@ The cut keys are found exactly in two passes over the data, each a commutative c
   2. from the sorted sample, a bracket [lo_k, hi_k] of keys around each cut (its sample position
      ± a few standard deviations); the pass counts the items strictly below lo_k and collects
      the keys inside the bracket; the cut is the (r_k − below_k)-th smallest of them.
+When the sample keeps every item (N ≤ m), its sorted keys give the cuts and pass 2 is skipped.
 When the cut falls outside its bracket (about one cut in 10⁸ with the default width), the second
 pass is repeated with a wider bracket; the width grows until the bracket spans every item, so
 the method always ends. Pass 3 gives each item the number of cut keys ≤ its key.
@@ -117,6 +118,12 @@ def brackets(sample_scores: np.ndarray, sample_hashes: np.ndarray, n: int, ranks
         hi_key = HIGHEST if hi >= m else Key(float(scores[hi]), int(hashes[hi]))
         result.append(Bracket(rank, lo_key, hi_key))
     return result
+
+
+def cuts_of_all(scores: np.ndarray, hashes: np.ndarray, ranks: list[int]) -> list[Key]:
+    """The cut keys when the keys of every item are at hand (a pass-1 sample that kept them all)."""
+    scores, hashes = sort_keys(scores, hashes)
+    return [Key(float(scores[rank]), int(hashes[rank])) for rank in ranks]
 
 
 def count_bracket(scores: np.ndarray, hashes: np.ndarray, bracket: Bracket) -> tuple[int, np.ndarray, np.ndarray]:

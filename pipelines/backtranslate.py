@@ -188,7 +188,6 @@ def build_backtranslate(
     return (
         pipeline
         | "Shards" >> beam.Create(shard_files)
-        | "SpreadShards" >> beam.Reshuffle()
         | "ReadChunks" >> beam.FlatMap(read_chunks, chunk_rows)
         | "Translate" >> RunInference(handler)
         | "GroupShards" >> beam.GroupByKey()

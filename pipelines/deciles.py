@@ -3,7 +3,8 @@
 ``find_cuts`` runs one Beam pipeline that reads the files twice: pass 1 combines a uniform
 sample and the row count per ranking, the brackets are computed from it inside the pipeline
 (a side input), pass 2 combines, per (ranking, cut), the count below each bracket and the keys
-inside it. Only the small sample and the bracket contents cross the shuffle; no data is
+inside it (when the sample holds every row, its sorted keys are the answer and pass 2 is left
+out). Only the small sample and the bracket contents cross the shuffle; no data is
 collected on the driver, which reads the resulting cut keys from a JSON file. A cut that falls
 outside its bracket makes the driver rerun the pipeline with wider brackets. What the caller
 does with the cuts can join the same pipeline (``then``: the cuts reach it as a side input, and
@@ -103,6 +104,13 @@ def _bracket_parts(path: str, source: RankingInput, marks: Marks, brackets: dict
     marks.add("file", 1)
 
 
+def _cuts_of_all(named_sample, ranks: Callable[[int], list[int]]):
+    """The cuts of a ranking whose sample kept every row (``corpus.deciles.cuts_of_all``)."""
+    name, (count, scores, hashes) = named_sample
+    for k, cut in enumerate(deciles.cuts_of_all(scores, hashes, ranks(count))):
+        yield name, k, True, cut.as_tuple()
+
+
 def _resolve(keyed, brackets: dict[str, list[Bracket]]):
     (name, k), (below, scores, hashes) = keyed
     bracket = brackets[name][k]
@@ -143,20 +151,23 @@ AfterCuts = Callable[[beam.PCollection, beam.PCollection, Marks], object]
 
 def build_cut_search(pipeline: beam.Pipeline, source: RankingInput, ranks, n_hint: int, sample_size: int, width: float, result_path: str, marks: Marks = UNWATCHED, then: AfterCuts | None = None):
     """Passes 1 and 2 (and ``then``) as one pipeline; writes {name: {count, cuts: {k: [score,
-    hash] | null}}} and leaves a ``file`` mark per file read (two per file, and ``then``'s)."""
+    hash] | null}}} and leaves a ``file`` mark per file read (one per pass, and ``then``'s)."""
     limit = deciles.sample_limit(n_hint, sample_size)
     # each pass reads the keys of a file and reduces them in one step: the keys of every row
     # never form a PCollection that a runner would hold while the brackets are computed
-    files = pipeline | "Files" >> beam.Create(sorted(source.files)) | "Spread" >> beam.Reshuffle()
+    files = pipeline | "Files" >> beam.Create(sorted(source.files))
     samples = files | "SampleParts" >> beam.FlatMap(_sample_parts, source, limit, marks) | "Samples" >> beam.CombinePerKey(_ArraysCombine())
-    brackets = samples | "Brackets" >> beam.Map(_brackets_of, ranks, width)
     counts = samples | "Counts" >> beam.Map(lambda named: (named[0], named[1][0]))
-    resolved = (
-        files
-        | "BracketParts" >> beam.FlatMap(_bracket_parts, source, marks, beam.pvalue.AsDict(brackets))
-        | "Brackets2" >> beam.CombinePerKey(_ArraysCombine())
-        | "Resolve" >> beam.Map(_resolve, beam.pvalue.AsDict(brackets))
-    )
+    if limit == deciles.HASH_MAX:  # the sample is every row: the cuts are in it, no second pass
+        resolved = samples | "Cuts" >> beam.FlatMap(_cuts_of_all, ranks)
+    else:
+        brackets = samples | "Brackets" >> beam.Map(_brackets_of, ranks, width)
+        resolved = (
+            files
+            | "BracketParts" >> beam.FlatMap(_bracket_parts, source, marks, beam.pvalue.AsDict(brackets))
+            | "Brackets2" >> beam.CombinePerKey(_ArraysCombine())
+            | "Resolve" >> beam.Map(_resolve, beam.pvalue.AsDict(brackets))
+        )
     record = resolved | "AllCuts" >> beam.combiners.ToList() | "Record" >> beam.Map(_cut_record, beam.pvalue.AsDict(counts))
     if then is not None:
         then(files, record, marks)
@@ -182,7 +193,10 @@ def find_cuts(
     read so far are reported while the pipeline runs (``then_says`` what ``then``'s read is for).
     """
     n_hint = file_rows(source.files)
-    reads, what = (3, f"file reads (two per file for the exact cuts, one {then_says})") if then else (2, "file reads for the exact cuts (two per file)")
+    passes = 1 if deciles.sample_limit(n_hint, sample_size) == deciles.HASH_MAX else 2
+    per_file = ("one", "two")[passes - 1]
+    what = f"file reads ({per_file} per file for the exact cuts, one {then_says})" if then else f"file reads for the exact cuts ({per_file} per file)"
+    reads = passes + (1 if then else 0)
     for attempt in range(1, 64):
         path = FileSystems.join(work_dir, f"_cuts-{attempt}.json")
         with marking(FileSystems.join(work_dir, "_cuts-progress")) as marks:

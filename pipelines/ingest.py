@@ -241,7 +241,6 @@ def build_ingest(
     tokenized = (
         pipeline
         | "Inputs" >> beam.Create(units)
-        | "SpreadFiles" >> beam.Reshuffle()
         | "Read" >> beam.FlatMap(read_unit, max_line_bytes)
         | "CountRead" >> beam.Map(_marked_read, marks)
         | "SpreadChunks" >> beam.Reshuffle()

@@ -92,7 +92,6 @@ def build_release_import(pipeline: beam.Pipeline, units: list[InputUnit], pairs_
     sharded = (
         pipeline
         | "Inputs" >> beam.Create(units)
-        | "SpreadFiles" >> beam.Reshuffle()
         | "Read" >> beam.FlatMap(read_release, max_line_bytes)
         | "Shard" >> beam.ParDo(ShardRecords(num_shards)).with_outputs(ShardRecords.REJECTS, main="rows")
     )

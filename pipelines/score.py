@@ -55,7 +55,6 @@ def build_score(pipeline: beam.Pipeline, pairs_files: list[str], scored_dir: str
     return (
         pipeline
         | "Shards" >> beam.Create(sorted(pairs_files))
-        | "Spread" >> beam.Reshuffle()
         | "Score" >> beam.ParDo(ScoreShard(vectors_path, scored_dir, batch_rows))
     )
 

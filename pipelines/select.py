@@ -89,7 +89,6 @@ def build_candidates(pipeline: beam.Pipeline, files: list[str], rules: Rules, ou
     return (
         pipeline
         | "Files" >> beam.Create(sorted(files))
-        | "Spread" >> beam.Reshuffle()
         | "Route" >> beam.FlatMap(_route, rules, num_shards, marks)
         | "Group" >> beam.GroupByKey()
         | "Unique" >> beam.Map(_write_unique, out_dir)

@@ -80,7 +80,6 @@ def build_domain_sample(pipeline: beam.Pipeline, files: list[str], per_domain: i
     return (
         pipeline
         | "Files" >> beam.Create(sorted(files))
-        | "Spread" >> beam.Reshuffle()
         | "Parts" >> beam.FlatMap(_domain_parts, per_domain, marks)
         | "Smallest" >> beam.CombinePerKey(SmallestRows(per_domain))
         | "All" >> beam.combiners.ToList()
