@@ -211,7 +211,7 @@ def run_beam(pairs_dir: str, vectors_path: str, out: Path, workers: int) -> tupl
     started = clock()
     run_pipeline(lambda p: build_score(p, dataset_files(pairs_dir), str(out / "scored"), vectors_path))
     pp_model = {"kind": "vectors file", "path": vectors_path, "sha256": "not computed"}
-    write_corpus(run_pipeline, dataset_files(str(out / "scored")), str(out / "corpus"), str(out), shown_corpus_dir="corpus", pp_model=pp_model, rejects={}, examples=3)
+    write_corpus(run_pipeline, dataset_files(str(out / "scored")), pairs_dir, str(out / "corpus"), str(out), shown_corpus_dir="corpus", pp_model=pp_model, rejects={}, examples=3)
     return started
 
 

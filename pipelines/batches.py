@@ -14,6 +14,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from corpus.deciles import check_scores
 from corpus.ids import id_hashes
+from pipelines.io import part_path
 
 BATCH_ROWS = 16_384
 _PARTITION = re.compile(r"(?:^|/)([A-Za-z_]\w*)=(-?\d+)(?=/)")
@@ -47,6 +48,22 @@ def iter_tables(path: str, columns: list[str] | None = None, batch_rows: int = B
                 if columns is not None and name in columns:
                     table = table.append_column(name, pa.array(np.full(table.num_rows, value, dtype=np.int8)))
             yield table
+
+
+def with_pairs(scored_path: str, pairs_dir: str, batch_rows: int = BATCH_ROWS) -> Iterator[pa.Table]:
+    """A ``scored`` shard's batches joined to their pairs: the ``pairs`` shard of the same number
+    holds the same rows in the same order (ScorePairs writes them so), so equal-sized batches of
+    the two files line up; their ids are compared, so a shard scored from other pairs fails."""
+    pairs_path = part_path(pairs_dir, shard_number(scored_path))
+    pairs = iter_tables(pairs_path, batch_rows=batch_rows)
+    for scored in iter_tables(scored_path, batch_rows=batch_rows):
+        rows = next(pairs, None)
+        if rows is None or not rows.column("id").equals(scored.column("id")):
+            raise ValueError(f"{scored_path} does not score the rows of {pairs_path} in their order: score the pairs again")
+        for name in scored.column_names:
+            if name not in rows.column_names:
+                rows = rows.append_column(name, scored.column(name))
+        yield rows
 
 
 def file_rows(paths: list[str] | tuple[str, ...]) -> int:

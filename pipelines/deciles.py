@@ -10,8 +10,8 @@ outside its bracket makes the driver rerun the pipeline with wider brackets. Wha
 does with the cuts can join the same pipeline (``then``: the cuts reach it as a side input, and
 it does nothing on an attempt whose cuts are incomplete), which saves a pipeline's start.
 
-``add_corpus_write`` is pass 3 for AssignDeciles: each scored shard gets a decile per scorer and
-is written as one file per ``decile_pp`` partition, while per-(scorer, decile) score ranges and
+``add_corpus_write`` is pass 3 for AssignDeciles: each scored shard is joined to its pairs, gets
+a decile per scorer and is written as one file per ``decile_pp`` partition, while per-(scorer, decile) score ranges and
 example pairs are combined for the corpus summary. ``write_corpus`` is AssignDeciles' whole
 work: one pipeline for the cuts and pass 3, then the summary files.
 """
@@ -35,7 +35,7 @@ from corpus.deciles import SCORERS, Bracket, Key
 from corpus.mix import mix64
 from corpus.selection import PARTITION
 from corpus.stats import summary_markdown, summary_record
-from pipelines.batches import IdKeys, RankingInput, file_rows, iter_tables, shard_number
+from pipelines.batches import IdKeys, RankingInput, file_rows, shard_number, with_pairs
 from pipelines.io import part_writer
 from pipelines.progress import (
     UNWATCHED,
@@ -291,11 +291,12 @@ class SummaryCombine(beam.CombineFn):
 
 
 class WriteDeciledShard(beam.DoFn):
-    """One scored shard → ``decile_pp=<d>/part-<shard>.parquet`` files; yields its summary part.
-    Nothing is written with an incomplete cut record: the cut search runs again."""
+    """One scored shard, joined to its pairs (``pipelines.batches.with_pairs``) →
+    ``decile_pp=<d>/part-<shard>.parquet`` files; yields its summary part. Nothing is written
+    with an incomplete cut record: the cut search runs again."""
 
-    def __init__(self, corpus_dir: str, examples: int, marks: Marks = UNWATCHED):
-        self.corpus_dir, self.examples, self.marks = corpus_dir, examples, marks
+    def __init__(self, corpus_dir: str, pairs_dir: str, examples: int, marks: Marks = UNWATCHED):
+        self.corpus_dir, self.pairs_dir, self.examples, self.marks = corpus_dir, pairs_dir, examples, marks
 
     def process(self, path: str, record: dict):
         cuts = complete_cuts(record)
@@ -305,7 +306,7 @@ class WriteDeciledShard(beam.DoFn):
         shard, summary, combine = shard_number(path), None, SummaryCombine(self.examples)
         with ExitStack() as files:
             writers: dict[int, schemas.TableWriter] = {}
-            for table in iter_tables(path):
+            for table in with_pairs(path, self.pairs_dir):
                 table = with_deciles(table, cuts)
                 part = summary_part(table, self.examples)
                 summary = part if summary is None else combine.merge_accumulators([summary, part])
@@ -321,14 +322,14 @@ class WriteDeciledShard(beam.DoFn):
             yield summary
 
 
-def add_corpus_write(corpus_dir: str, examples: int, summary_path: str) -> AfterCuts:
-    """Pass 3, to run in the cut search's pipeline: write the partitioned corpus and the
-    per-decile summary JSON."""
+def add_corpus_write(corpus_dir: str, pairs_dir: str, examples: int, summary_path: str) -> AfterCuts:
+    """Pass 3, to run in the cut search's pipeline: write the partitioned corpus (the scored
+    shards joined to the ``pairs`` shards in ``pairs_dir``) and the per-decile summary JSON."""
 
     def then(files: beam.PCollection, record: beam.PCollection, marks: Marks):
         return (
             files
-            | "Write" >> beam.ParDo(WriteDeciledShard(corpus_dir, examples, marks), beam.pvalue.AsSingleton(record))
+            | "Write" >> beam.ParDo(WriteDeciledShard(corpus_dir, pairs_dir, examples, marks), beam.pvalue.AsSingleton(record))
             | "Summary" >> beam.CombineGlobally(SummaryCombine(examples))
             | "WriteSummary" >> beam.Map(_write_json, summary_path)
         )
@@ -339,6 +340,7 @@ def add_corpus_write(corpus_dir: str, examples: int, summary_path: str) -> After
 def write_corpus(
     run_pipeline: RunPipeline,
     scored_files: list[str],
+    pairs_dir: str,
     corpus_dir: str,
     out_dir: str,
     *,
@@ -349,15 +351,15 @@ def write_corpus(
     sample_size: int = DEFAULT_SAMPLE,
     report: Report | None = None,
 ) -> dict:
-    """Rank ``scored_files`` into deciles of every scorer and write the corpus partitioned by
-    ``decile_pp`` to ``corpus_dir``, and its summary (summary.json, summary.md) to the local
+    """Rank ``scored_files`` into deciles of every scorer and write the corpus (their rows in
+    ``pairs_dir`` with the scores and deciles) partitioned by ``decile_pp`` to ``corpus_dir``, and its summary (summary.json, summary.md) to the local
     ``out_dir``, where the cut search leaves its records too; returns the summary. ``shown_corpus_dir`` is
     where the summary says the corpus is (its final place); ``pp_model`` and ``rejects``, the
     upstream stages' records, are copied into it. ``report`` follows the pipelines as they run."""
     deciles_path = Path(out_dir, "_deciles.json")
     counts, cuts = find_cuts(
         run_pipeline, RankingInput(tuple(scored_files), SCORER_KEYS), decile_ranks, out_dir, sample_size, report=report,
-        then=add_corpus_write(corpus_dir, examples, str(deciles_path)), then_says="to write the corpus",
+        then=add_corpus_write(corpus_dir, pairs_dir, examples, str(deciles_path)), then_says="to write the corpus",
     )
     summary = summary_record(counts, cuts, json.loads(deciles_path.read_text()), shown_corpus_dir, pp_model, rejects)
     Path(out_dir, "summary.json").write_text(json.dumps(summary, indent=2) + "\n")

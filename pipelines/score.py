@@ -1,4 +1,5 @@
-"""ScorePairs: each ``pairs`` shard → the ``scored`` shard with the same number.
+"""ScorePairs: each ``pairs`` shard → the ``scored`` shard with the same number: the same rows in
+the same order, each its id and scores (the text is not copied; AssignDeciles joins the two).
 
 Shards are spread over workers; each worker loads the word-averaging model and langid.py's
 language model once (DoFn setup) and streams its shard as Arrow record batches. The pairs come
@@ -24,14 +25,16 @@ from pipelines.batches import BATCH_ROWS, file_rows, iter_tables, shard_number
 from pipelines.io import part_writer
 from pipelines.progress import Report, RunPipeline, Tally, complete_rows, run_reporting
 
+# What scoring reads of a ``pairs`` shard: the sentences as written (language) and as tokens.
+SCORING_INPUT = ["id", "trans_score", "reference", "translation", "reference_tok", "translation_tok"]
+
 
 def score_table(table: pa.Table, model: WordAverager, language: LanguageModel) -> pa.Table:
-    """A ``pairs`` batch plus the id hash and the score columns."""
-    table = table.append_column("id_hash", pa.array(id_hashes(table.column("id").to_pylist())))
-    columns = score_texts(*(table.column(name) for name in ("reference", "translation", "reference_tok", "translation_tok")), model, language)
-    for name, values in columns.items():
-        table = table.append_column(name, pa.array(values))
-    return table
+    """The ``scored`` rows of a ``pairs`` batch (``SCORING_INPUT`` columns at least): its id, the
+    id's hash and every score. The text stays in ``pairs``: AssignDeciles joins the two."""
+    scores = score_texts(*(table.column(name) for name in ("reference", "translation", "reference_tok", "translation_tok")), model, language)
+    ids = table.column("id")
+    return pa.table({"id": ids, "trans_score": table.column("trans_score"), "id_hash": id_hashes(ids.to_pylist()), **scores})
 
 
 class ScoreShard(beam.DoFn):
@@ -45,7 +48,7 @@ class ScoreShard(beam.DoFn):
     def process(self, path: str):
         # batch in, batch out: a worker holds one batch of the shard, whatever the shard's size
         with part_writer(self.scored_dir, shard_number(path), schemas.SCORED) as writer:
-            for table in iter_tables(path, schemas.PAIRS.names, self.batch_rows):
+            for table in iter_tables(path, SCORING_INPUT, self.batch_rows):
                 writer.write(score_table(table, self.model, self.language))
         yield writer.rows
 

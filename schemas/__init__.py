@@ -81,7 +81,9 @@ def _schema(name: str, version: int, fields: list[pa.Field]) -> pa.Schema:
 BITEXT = _schema("bitext", 2, _BITEXT_FIELDS)
 REJECTS = _schema("rejects", 1, _REJECTS_FIELDS)
 PAIRS = _schema("pairs", 2, _PAIRS_FIELDS)
-SCORED = _schema("scored", 4, [*_PAIRS_FIELDS, *_SCORE_FIELDS])
+# The scores of every pair, keyed by id and in the rows' order of its pairs shard (the corpus joins
+# the two); trans_score is copied from the pairs so that every ranked score is here.
+SCORED = _schema("scored", 5, [field for field in _PAIRS_FIELDS if field.name in ("id", "trans_score")] + _SCORE_FIELDS)
 CORPUS = _schema("corpus", 4, [*_PAIRS_FIELDS, *_SCORE_FIELDS, *_DECILE_FIELDS])
 # The corpus is hive-partitioned by decile_pp: that column lives in the directory names
 # (decile_pp=<d>/), so each file holds every CORPUS column but it.

@@ -3,8 +3,8 @@
   ImportParaphrases   ParaNMT release files → pairs/   (only with --pairs <release files>)
   SelectTopHalf       pairs → the top half by translation score      ┐ the bootstrapped PP model
   TrainPPModel        Word Avg trained on that half (TrainEncoder)    ┘ (paper footnote 2)
-  ScorePairs          pairs → scored/   (trigram overlap, PP similarity, token counts)
-  AssignDeciles       scored → corpus/decile_pp=<d>/, summary.md + summary.json
+  ScorePairs          pairs → scored/   (the scores of every pair, by id)
+  AssignDeciles       pairs + scored → corpus/decile_pp=<d>/, summary.md + summary.json
   SelectTrainingSet   corpus → train/<fp>/pairs/   (scorer, deciles, length, release filters, sample)
   CorpusStats         corpus → the paper's Table 2 per source domain (stats.md + stats.json)
 
@@ -144,7 +144,7 @@ class TrainPPModel(ReadsPairs, TrainEncoder):
 
 
 class ScorePairs(ReadsPairs, StageTask):
-    """Trigram overlap, PP similarity and token counts of every pair (SPEC.md §3) → ``scored``."""
+    """Trigram overlap, PP similarity, language and diversity of every pair (SPEC.md §3) → ``scored``."""
 
     stage = "score"
 
@@ -219,7 +219,7 @@ class AssignDeciles(StageTask):
         scored = io.dataset_files(str(self.requires().scored_dir()))
         self.progress(f"ranking {len(scored)} shard(s) into deciles and writing the corpus partitioned by decile_pp")
         summary = write_corpus(
-            self.runner_for(scored), scored, str(self.corpus_dir(partial_dir)), str(partial_dir),
+            self.runner_for(scored), scored, self.requires().pairs_dir(), str(self.corpus_dir(partial_dir)), str(partial_dir),
             shown_corpus_dir=str(self.corpus_dir()), pp_model=read_manifest(self.requires().output_dir)["pp_model"],
             rejects=upstream_rejects(self), examples=self.examples, sample_size=self.sample_size, report=self.progress,
         )

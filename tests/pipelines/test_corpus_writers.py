@@ -6,7 +6,7 @@ import json
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
-from test_deciles_pipeline import run_in_process, scored_table, write_shards
+from test_deciles_pipeline import run_in_process, scored_table, write_scored
 
 from corpus.stats import Idf, domain_table2, summary_markdown, table2_markdown
 from pipelines import deciles as stage
@@ -18,8 +18,8 @@ REJECTS = {"ingest": {"total": 2, "by_reason": {"too_long": 2}}}
 
 
 def write_corpus(root, table, shards, examples=2):
-    files = write_shards(table, root / "scored", shards)
-    return stage.write_corpus(run_in_process, files, str(root / "corpus"), str(root), shown_corpus_dir="final/corpus",
+    files = write_scored(table, root, shards)
+    return stage.write_corpus(run_in_process, files, str(root / "pairs"), str(root / "corpus"), str(root), shown_corpus_dir="final/corpus",
                               pp_model=MODEL, rejects=REJECTS, examples=examples)
 
 

@@ -39,19 +39,26 @@ def scored_table(n, seed=0):
     })
 
 
-def write_shards(table, directory, shards, schema=schemas.SCORED):
-    """Rows to shard blake2b(id) mod shards, sorted by id, as the upstream stages write them."""
+def write_shards(table, directory, shards, schema):
+    """``schema``'s columns of the rows, to shard blake2b(id) mod shards, as the upstream stages write them."""
     shard_of = np.array([id_hash(i) % shards for i in table.column("id").to_pylist()])
     for shard in range(shards):
-        write_part(table.filter(pa.array(shard_of == shard)), schema, str(directory), shard)
+        write_part(table.filter(pa.array(shard_of == shard)).select(schema.names), schema, str(directory), shard)
     return dataset_files(str(directory))
+
+
+def write_scored(table, root, shards):
+    """A ``scored_table`` as the two datasets AssignDeciles reads, ``root/pairs`` and
+    ``root/scored``; returns the scored files."""
+    write_shards(table, root / "pairs", shards, schemas.PAIRS)
+    return write_shards(table, root / "scored", shards, schemas.SCORED)
 
 
 def assign(tmp_path, table, shards, sample_size=stage.DEFAULT_SAMPLE, name="run", width=stage.deciles.DEFAULT_WIDTH):
     root = tmp_path / name
-    files = write_shards(table, root / "scored", shards)
+    files = write_scored(table, root, shards)
     source = stage.RankingInput(tuple(files), stage.SCORER_KEYS)
-    write = stage.add_corpus_write(str(root / "corpus"), 2, str(root / "summary.json"))
+    write = stage.add_corpus_write(str(root / "corpus"), str(root / "pairs"), 2, str(root / "summary.json"))
     counts, cuts = stage.find_cuts(run_in_process, source, stage.decile_ranks, str(root), sample_size, width, then=write)
     corpus = pd.read_parquet(root / "corpus").sort_values("id").reset_index(drop=True)
     return root, counts, cuts, corpus
@@ -119,3 +126,12 @@ def test_ties_are_broken_by_the_stored_id_hash(tmp_path):
     _, _, cuts, corpus = assign(tmp_path, table, shards=2)
     assert [cut.hash for cut in cuts["pp"]] == [r + 1 for r in stage.decile_ranks(200)]  # rank r: the (r+1)-th smallest
     np.testing.assert_array_equal(corpus["decile_pp"].astype(int), (199 - np.arange(200)) // 20)  # row i has hash 200 - i
+
+
+def test_scores_that_do_not_line_up_with_their_pairs_are_refused(tmp_path, table):
+    files = write_scored(table, tmp_path, 2)
+    shuffled = table.take(np.random.default_rng(1).permutation(table.num_rows))
+    write_shards(shuffled, tmp_path / "pairs", 2, schemas.PAIRS)  # the same pairs in another order
+    with pytest.raises(Exception, match="does not score the rows of .*part-00000.parquet in their order: score the pairs again"):
+        stage.write_corpus(run_in_process, files, str(tmp_path / "pairs"), str(tmp_path / "corpus"), str(tmp_path), shown_corpus_dir="corpus",
+                           pp_model={"kind": "k", "path": "p", "sha256": "0" * 64}, rejects={}, examples=1)

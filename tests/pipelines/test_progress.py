@@ -7,7 +7,7 @@ import time
 
 import pyarrow as pa
 import pytest
-from test_deciles_pipeline import run_in_process, scored_table, write_shards
+from test_deciles_pipeline import run_in_process, scored_table, write_scored, write_shards
 from test_score import pairs_table, write_vectors
 
 import schemas
@@ -99,8 +99,8 @@ def test_score_cuts_corpus_selection_and_sample_count_their_work(tmp_path, last_
                      "reference_tok": [f"r{i}" for i in range(200)], "translation_tok": [f"t{i}" for i in range(200)]}
     for name, values in release_ready.items():
         table = table.set_column(table.schema.get_field_index(name), name, pa.array(values))
-    scored = write_shards(table, tmp_path / "scored2", 4)
-    deciles.write_corpus(run, scored, str(tmp_path / "c" / "corpus"), str(tmp_path / "c"), shown_corpus_dir="c",
+    scored = write_scored(table, tmp_path / "s2", 4)
+    deciles.write_corpus(run, scored, str(tmp_path / "s2" / "pairs"), str(tmp_path / "c" / "corpus"), str(tmp_path / "c"), shown_corpus_dir="c",
                          pp_model={"kind": "k", "path": "p", "sha256": "0" * 64}, rejects={}, examples=1, report=report)
     # 200 rows: the default sample holds them all, so the cuts need one read per file, not two
     assert messages[-1].startswith("8/8 file reads (one per file for the exact cuts, one to write the corpus) (")
@@ -119,7 +119,7 @@ def test_score_cuts_corpus_selection_and_sample_count_their_work(tmp_path, last_
 
 def test_a_cut_search_that_retries_reports_every_attempt(tmp_path, last_report):
     run, report, messages = last_report
-    files = write_shards(scored_table(3_001), tmp_path / "scored", 2)
+    files = write_shards(scored_table(3_001), tmp_path / "scored", 2, schemas.SCORED)
     # 50 sampled keys and narrow brackets: the first attempt misses cuts (test_deciles_pipeline)
     deciles.find_cuts(run, deciles.RankingInput(tuple(files), deciles.SCORER_KEYS), deciles.decile_ranks, str(tmp_path), 50, 0.01, report)
     assert (tmp_path / "_cuts-2.json").exists()
