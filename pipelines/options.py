@@ -19,8 +19,9 @@ _WORKER_START_UP_NOISE = {"__main__": "ERROR", "apache_beam.options.pipeline_opt
 # A DirectRunner pool of worker processes costs each pipeline about 3 CPU seconds and 2 s of wall
 # time to start (every worker imports Beam and the stage's libraries), so a worker is started for
 # each million rows, about 20 CPU s of scoring and ranking: start-up stays a small share of the
-# CPU time (benchmarks/score.py, 2 cores: scoring + deciles of 1M pairs take 21.4 s and 21.4 CPU s
-# in process, 19.6 s and 33.2 CPU s on two workers; of 0.25M, 6.6 s in process, 12.9 s on two).
+# CPU time (benchmarks/score.py, 2 cores: scoring + deciles of 1M pairs take 18.4 s and 18.5 CPU s
+# in process, 16.8 s and 29 CPU s on two workers; of 0.25M, 5.1 s and 4.8 CPU s in process, 8.4 s
+# and 13.4 CPU s on two).
 ROWS_PER_WORKER = 1_000_000
 
 
