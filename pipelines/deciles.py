@@ -11,8 +11,8 @@ does with the cuts can join the same pipeline (``then``: the cuts reach it as a 
 it does nothing on an attempt whose cuts are incomplete), which saves a pipeline's start.
 
 ``add_corpus_write`` is pass 3 for AssignDeciles: each scored shard is joined to its pairs, gets
-a decile per scorer and is written as one file per ``decile_pp`` partition, while per-(scorer, decile) score ranges and
-example pairs are combined for the corpus summary. ``write_corpus`` is AssignDeciles' whole
+a decile per scorer and is written as one file per ``decile_pp`` partition, while per-(scorer,
+decile) score ranges and example pairs are combined for the corpus summary. ``write_corpus`` is AssignDeciles' whole
 work: one pipeline for the cuts and pass 3, then the summary files.
 """
 
@@ -352,10 +352,11 @@ def write_corpus(
     report: Report | None = None,
 ) -> dict:
     """Rank ``scored_files`` into deciles of every scorer and write the corpus (their rows in
-    ``pairs_dir`` with the scores and deciles) partitioned by ``decile_pp`` to ``corpus_dir``, and its summary (summary.json, summary.md) to the local
-    ``out_dir``, where the cut search leaves its records too; returns the summary. ``shown_corpus_dir`` is
-    where the summary says the corpus is (its final place); ``pp_model`` and ``rejects``, the
-    upstream stages' records, are copied into it. ``report`` follows the pipelines as they run."""
+    ``pairs_dir`` with the scores and deciles) partitioned by ``decile_pp`` to ``corpus_dir``,
+    and its summary (summary.json, summary.md) to the local ``out_dir``, where the cut search
+    leaves its records too; returns the summary. ``shown_corpus_dir`` is where the summary says
+    the corpus is (its final place); ``pp_model`` and ``rejects``, the upstream stages' records,
+    are copied into it. ``report`` follows the pipelines as they run."""
     deciles_path = Path(out_dir, "_deciles.json")
     counts, cuts = find_cuts(
         run_pipeline, RankingInput(tuple(scored_files), SCORER_KEYS), decile_ranks, out_dir, sample_size, report=report,
