@@ -81,3 +81,13 @@ def test_few_items_leave_some_bins_empty_and_nan_is_refused():
     assert bins.tolist() == [9, 3, 6]
     with pytest.raises(ValueError, match="1 NaN"):
         deciles.check_scores(np.array([0.1, np.nan]), "pp_sim")
+
+
+def test_a_sample_that_keeps_every_item_gives_the_cuts_without_pass_2():
+    scores, hashes = heavy_ties(3_001, seed=3)
+    keep = deciles.in_sample(hashes, deciles.sample_limit(len(scores), sample_size=3_001))
+    assert keep.all()
+    ranks = deciles.cut_ranks(len(scores))
+    cuts = deciles.cuts_of_all(scores[keep], hashes[keep], ranks)
+    assert cuts == two_pass_cuts(scores, hashes, sample_size=300) and len(cuts) == 9
+    assert cuts == deciles.cuts_of_all(scores[::-1], hashes[::-1], ranks)  # the order read does not matter
