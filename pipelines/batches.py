@@ -14,7 +14,6 @@ from apache_beam.io.filesystems import FileSystems
 
 from corpus.deciles import check_scores
 from corpus.ids import id_hashes
-from pipelines.io import part_path
 
 BATCH_ROWS = 16_384
 _PARTITION = re.compile(r"(?:^|/)([A-Za-z_]\w*)=(-?\d+)(?=/)")
@@ -50,11 +49,16 @@ def iter_tables(path: str, columns: list[str] | None = None, batch_rows: int = B
             yield table
 
 
-def with_pairs(scored_path: str, pairs_dir: str, batch_rows: int = BATCH_ROWS) -> Iterator[pa.Table]:
-    """A ``scored`` shard's batches joined to their pairs: the ``pairs`` shard of the same number
-    holds the same rows in the same order (ScorePairs writes them so), so equal-sized batches of
-    the two files line up; their ids are compared, so a shard scored from other pairs fails."""
-    pairs_path = part_path(pairs_dir, shard_number(scored_path))
+def shard_files(paths: list[str]) -> dict[int, str]:
+    """Each dataset file by its shard number (``shard_number``)."""
+    return {shard_number(path): path for path in paths}
+
+
+def with_pairs(scored_path: str, pairs_path: str, batch_rows: int = BATCH_ROWS) -> Iterator[pa.Table]:
+    """A ``scored`` shard's batches joined to their pairs: ``pairs_path``, the ``pairs`` shard of
+    the same number, holds the same rows in the same order (ScorePairs writes them so), so
+    equal-sized batches of the two files line up; their ids are compared, so a shard scored from
+    other pairs fails."""
     pairs = iter_tables(pairs_path, batch_rows=batch_rows)
     for scored in iter_tables(scored_path, batch_rows=batch_rows):
         rows = next(pairs, None)

@@ -35,8 +35,8 @@ from corpus.deciles import SCORERS, Bracket, Key
 from corpus.mix import mix64
 from corpus.selection import PARTITION
 from corpus.stats import summary_markdown, summary_record
-from pipelines.batches import IdKeys, RankingInput, file_rows, shard_number, with_pairs
-from pipelines.io import part_writer
+from pipelines.batches import IdKeys, RankingInput, file_rows, shard_files, shard_number, with_pairs
+from pipelines.io import dataset_files, part_writer
 from pipelines.progress import (
     UNWATCHED,
     Marks,
@@ -295,8 +295,8 @@ class WriteDeciledShard(beam.DoFn):
     ``decile_pp=<d>/part-<shard>.parquet`` files; yields its summary part. Nothing is written
     with an incomplete cut record: the cut search runs again."""
 
-    def __init__(self, corpus_dir: str, pairs_dir: str, examples: int, marks: Marks = UNWATCHED):
-        self.corpus_dir, self.pairs_dir, self.examples, self.marks = corpus_dir, pairs_dir, examples, marks
+    def __init__(self, corpus_dir: str, pairs_files: dict[int, str], examples: int, marks: Marks = UNWATCHED):
+        self.corpus_dir, self.pairs_files, self.examples, self.marks = corpus_dir, pairs_files, examples, marks
 
     def process(self, path: str, record: dict):
         cuts = complete_cuts(record)
@@ -304,9 +304,11 @@ class WriteDeciledShard(beam.DoFn):
             return
         # batch in, batch out: one writer per partition stays open, a worker holds one batch
         shard, summary, combine = shard_number(path), None, SummaryCombine(self.examples)
+        if shard not in self.pairs_files:
+            raise ValueError(f"{path} has no pairs shard {shard}: score the pairs again")
         with ExitStack() as files:
             writers: dict[int, schemas.TableWriter] = {}
-            for table in with_pairs(path, self.pairs_dir):
+            for table in with_pairs(path, self.pairs_files[shard]):
                 table = with_deciles(table, cuts)
                 part = summary_part(table, self.examples)
                 summary = part if summary is None else combine.merge_accumulators([summary, part])
@@ -329,7 +331,7 @@ def add_corpus_write(corpus_dir: str, pairs_dir: str, examples: int, summary_pat
     def then(files: beam.PCollection, record: beam.PCollection, marks: Marks):
         return (
             files
-            | "Write" >> beam.ParDo(WriteDeciledShard(corpus_dir, pairs_dir, examples, marks), beam.pvalue.AsSingleton(record))
+            | "Write" >> beam.ParDo(WriteDeciledShard(corpus_dir, shard_files(dataset_files(pairs_dir)), examples, marks), beam.pvalue.AsSingleton(record))
             | "Summary" >> beam.CombineGlobally(SummaryCombine(examples))
             | "WriteSummary" >> beam.Map(_write_json, summary_path)
         )

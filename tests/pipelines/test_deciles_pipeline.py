@@ -132,6 +132,13 @@ def test_scores_that_do_not_line_up_with_their_pairs_are_refused(tmp_path, table
     files = write_scored(table, tmp_path, 2)
     shuffled = table.take(np.random.default_rng(1).permutation(table.num_rows))
     write_shards(shuffled, tmp_path / "pairs", 2, schemas.PAIRS)  # the same pairs in another order
-    with pytest.raises(Exception, match="does not score the rows of .*part-00000.parquet in their order: score the pairs again"):
-        stage.write_corpus(run_in_process, files, str(tmp_path / "pairs"), str(tmp_path / "corpus"), str(tmp_path), shown_corpus_dir="corpus",
+    def write_corpus(name):
+        stage.write_corpus(run_in_process, files, str(tmp_path / "pairs"), str(tmp_path / name), str(tmp_path), shown_corpus_dir=name,
                            pp_model={"kind": "k", "path": "p", "sha256": "0" * 64}, rejects={}, examples=1)
+
+    with pytest.raises(Exception, match="does not score the rows of .*part-00000.parquet in their order: score the pairs again"):
+        write_corpus("reordered")
+    write_shards(table, tmp_path / "pairs", 2, schemas.PAIRS)
+    (tmp_path / "pairs" / "part-00001.parquet").unlink()
+    with pytest.raises(Exception, match="part-00001.parquet has no pairs shard 1: score the pairs again"):
+        write_corpus("missing")
