@@ -69,9 +69,14 @@ def cut_ranks(n: int, bins: int = 10) -> list[int]:
     return [k * n // bins for k in range(1, bins)]
 
 
+def keeps_all(n: int, sample_size: int) -> bool:
+    """Whether the pass-1 sample of ``n`` items keeps them all (then it holds the cuts: ``cuts_of_all``)."""
+    return sample_size >= n
+
+
 def sample_limit(n: int, sample_size: int) -> int:
     """Largest hash kept in the pass-1 sample: about ``sample_size`` of ``n`` items (all when n is small)."""
-    if sample_size >= n:
+    if keeps_all(n, sample_size):
         return HASH_MAX
     return (2**64 * sample_size) // n - 1
 

@@ -12,8 +12,8 @@ it does nothing on an attempt whose cuts are incomplete), which saves a pipeline
 
 ``add_corpus_write`` is pass 3 for AssignDeciles: each scored shard is joined to its pairs, gets
 a decile per scorer and is written as one file per ``decile_pp`` partition, while per-(scorer,
-decile) score ranges and example pairs are combined for the corpus summary. ``write_corpus`` is AssignDeciles' whole
-work: one pipeline for the cuts and pass 3, then the summary files.
+decile) score ranges and example pairs are combined for the corpus summary. ``write_corpus`` is
+AssignDeciles' whole work: one pipeline for the cuts and pass 3, then the summary files.
 """
 
 from __future__ import annotations
@@ -158,7 +158,7 @@ def build_cut_search(pipeline: beam.Pipeline, source: RankingInput, ranks, n_hin
     files = pipeline | "Files" >> beam.Create(sorted(source.files))
     samples = files | "SampleParts" >> beam.FlatMap(_sample_parts, source, limit, marks) | "Samples" >> beam.CombinePerKey(_ArraysCombine())
     counts = samples | "Counts" >> beam.Map(lambda named: (named[0], named[1][0]))
-    if limit == deciles.HASH_MAX:  # the sample is every row: the cuts are in it, no second pass
+    if deciles.keeps_all(n_hint, sample_size):  # the sample is every row: the cuts are in it, no second pass
         resolved = samples | "Cuts" >> beam.FlatMap(_cuts_of_all, ranks)
     else:
         brackets = samples | "Brackets" >> beam.Map(_brackets_of, ranks, width)
@@ -193,7 +193,7 @@ def find_cuts(
     read so far are reported while the pipeline runs (``then_says`` what ``then``'s read is for).
     """
     n_hint = file_rows(source.files)
-    passes = 1 if deciles.sample_limit(n_hint, sample_size) == deciles.HASH_MAX else 2
+    passes = 1 if deciles.keeps_all(n_hint, sample_size) else 2
     per_file = ("one", "two")[passes - 1]
     what = f"file reads ({per_file} per file for the exact cuts, one {then_says})" if then else f"file reads for the exact cuts ({per_file} per file)"
     reads = passes + (1 if then else 0)

@@ -85,6 +85,7 @@ def test_few_items_leave_some_bins_empty_and_nan_is_refused():
 
 def test_a_sample_that_keeps_every_item_gives_the_cuts_without_pass_2():
     scores, hashes = heavy_ties(3_001, seed=3)
+    assert deciles.keeps_all(3_001, 3_001) and not deciles.keeps_all(3_002, 3_001)
     keep = deciles.in_sample(hashes, deciles.sample_limit(len(scores), sample_size=3_001))
     assert keep.all()
     ranks = deciles.cut_ranks(len(scores))
