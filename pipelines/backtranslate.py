@@ -18,7 +18,6 @@ import logging
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
 import apache_beam as beam
@@ -37,10 +36,9 @@ import schemas
 from corpus.text import english_tokens
 from corpus.tokenbatch import token_columns
 from models.nmt.translate import DecodeOptions, NmtModel, Translator, load_translator
-from pipelines import progress
 from pipelines.batches import shard_number
-from pipelines.io import dataset_files, dataset_rows, part_path
-from pipelines.progress import Report, Tally
+from pipelines.io import dataset_files, part_path
+from pipelines.progress import UNWATCHED, Marks, Tally
 
 STAGE = "backtranslate"
 log = logging.getLogger(__name__)
@@ -77,15 +75,19 @@ class TranslatorSpec:
 
 
 class TranslatorHandler(ModelHandler[pa.RecordBatch, PredictionResult, Translator]):
-    """Loads the translator once per worker process (or once per machine, shared) and translates chunks."""
+    """Loads the translator once per worker process, or once per machine shared by its worker
+    processes (Beam serves it from one of them), and translates chunks; each translated chunk
+    leaves a ``translated`` mark, so the driver counts sentences as they are translated (and
+    each load a ``loaded`` mark: the manifest says how many models a run loaded)."""
 
-    def __init__(self, spec: TranslatorSpec, share_across_processes: bool = False):
+    def __init__(self, spec: TranslatorSpec, share_across_processes: bool = False, marks: Marks = UNWATCHED):
         super().__init__()
-        self.spec, self.share = spec, share_across_processes
+        self.spec, self.share, self.marks = spec, share_across_processes, marks
         self._translated, self._started, self._last_log = 0, 0.0, 0.0
 
     def load_model(self) -> Translator:
         translator = self.spec.load()
+        self.marks.add("loaded", 1)
         log.info("loaded %s translator (%s, %s)", translator.engine, translator.device, translator.compute_type)
         return translator
 
@@ -109,6 +111,7 @@ class TranslatorHandler(ModelHandler[pa.RecordBatch, PredictionResult, Translato
             hypotheses = model.translate(chunk.column("cs").to_pylist())
             results.append(PredictionResult(chunk, hypotheses))
             self._translated += chunk.num_rows
+            self.marks.add("translated", chunk.num_rows)
         if time.time() - self._last_log > 30:
             self._last_log = time.time()
             rate = self._translated / max(self._last_log - self._started, 1e-9)
@@ -182,9 +185,10 @@ def build_backtranslate(
     spec: TranslatorSpec,
     chunk_rows: int = 4096,
     share_model: bool = False,
+    marks: Marks = UNWATCHED,
 ):
     """Add the back-translation transforms for ``shard_files``; returns the (shard, rows) written."""
-    handler = KeyedModelHandler(TranslatorHandler(spec, share_model))
+    handler = KeyedModelHandler(TranslatorHandler(spec, share_model, marks))
     return (
         pipeline
         | "Shards" >> beam.Create(shard_files)
@@ -203,12 +207,10 @@ def remove_temporaries(dataset_dir: str) -> None:
         FileSystems.delete(stale)
 
 
-def progress_while_running(pairs_dir: str, total: int, already: int, report: Report, every: float = progress.POLL_SECONDS) -> AbstractContextManager[None]:
-    """While the body (the pipeline) runs, ``report(message, percent)`` every ``every`` seconds:
-    sentences in finished shards of ``pairs_dir`` out of ``total``, the rate since entry
-    (``already``: rows finished by an earlier, interrupted run) and the time left at that rate."""
-    tally = Tally(lambda: dataset_rows(pairs_dir), total, "sentences translated", "sentences")
-    return progress.progress_while_running(tally, report, already, every)
+def translation_tally(marks: Marks, total: int, already: int) -> Tally:
+    """Sentences translated out of ``total``: ``already`` (finished by an earlier, interrupted
+    run) and the chunks marked since."""
+    return Tally(lambda: already + marks.count("translated"), total, "sentences translated", "sentences")
 
 
 def truncated_rows(pairs_dir: str) -> int:

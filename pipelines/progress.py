@@ -121,8 +121,10 @@ UNWATCHED = Marks("")
 
 @contextmanager
 def marking(folder: str) -> Iterator[Marks]:
-    """Marks in ``folder`` for the body's pipelines, removed when the body ends."""
+    """Marks in ``folder`` for the body's pipelines, removed when the body ends (and before it
+    starts: a killed run's marks would count twice)."""
     marks = Marks(folder)
+    marks.remove()
     try:
         yield marks
     finally:

@@ -9,16 +9,18 @@ from pathlib import Path
 import luigi
 
 import schemas
-from models.nmt.translate import ENGINES, DecodeOptions, NmtModel, resolve_device
+from models.nmt.devices import resolve_device
+from models.nmt.translate import ENGINES, DecodeOptions, NmtModel
 from pipelines import io
 from pipelines.backtranslate import (
     TranslatorSpec,
     build_backtranslate,
     pending_shards,
-    progress_while_running,
     remove_temporaries,
+    translation_tally,
     truncated_rows,
 )
+from pipelines.progress import marking, progress_while_running
 from workflows.base import StageTask
 from workflows.config import config_from, paranmt, with_settings
 from workflows.ingest import IngestBitext
@@ -40,10 +42,10 @@ class BackTranslate(UsesGpu, StageTask):
     translator = ConvertTranslator.translator
     engine = luigi.ChoiceParameter(default="ctranslate2", choices=ENGINES, description="ctranslate2 (fast, default) or fairseq (its own generator).")
     chunk_rows = luigi.IntParameter(default=4096, description="Sentences per inference element, sorted by length inside.")
-    device = luigi.ChoiceParameter(default="auto", choices=["auto", "cpu", "cuda"], description="auto: the GPU when there is one.")
+    device = luigi.ChoiceParameter(default="auto", choices=["auto", "cpu", "cuda"], description="auto: the GPU when the engine can use one (CTranslate2 needs the gpu extra).")
     compute_type = luigi.Parameter(default="auto", description="CTranslate2 compute type: auto (float16 on GPU, the stored type on CPU), int8, float32, …")
     threads = luigi.IntParameter(default=0, significant=False, description="CPU threads per worker (0: cores / DirectRunner workers).")
-    share_model = luigi.BoolParameter(default=False, significant=False, description="One model per machine shared by the worker processes (saves GPU memory).")
+    share_model = luigi.BoolParameter(default=False, significant=False, description="On the CPU too: one model per machine, shared by the worker processes (on a GPU it always is).")
 
     def requires(self):
         return {"bitext": IngestBitext(inputs=self.inputs), "model": model_task(self.inputs, self.engine, self.translator)}
@@ -66,11 +68,17 @@ class BackTranslate(UsesGpu, StageTask):
         pending = pending_shards(bitext_dir, pairs_dir)
         total = io.dataset_rows(bitext_dir)
         already = io.dataset_rows(pairs_dir) + io.dataset_rows(rejects_dir)
-        self.progress(f"{len(pending)} shard(s) to translate with {self.engine} on {device}, beam {self.beam_size}")
-        started = time.time()
+        # A GPU holds one model (one process loads it; the other worker processes only read
+        # chunks, send them to it and write the pairs): a model per worker would fill the GPU.
+        share = self.share_model or device == "cuda"
+        self.progress(f"{len(pending)} shard(s) to translate with {self.engine} on {device}, beam {self.beam_size}"
+                      + (", one model shared by the worker processes" if share else ""))
+        started, loaded = time.time(), 0
         if pending:
-            with progress_while_running(pairs_dir, total, already, self.progress):
-                self.run_pipeline(lambda p: build_backtranslate(p, pending, pairs_dir, rejects_dir, spec, self.chunk_rows, self.share_model))
+            with marking(str(partial_dir / "_translate-progress")) as marks, \
+                    progress_while_running(translation_tally(marks, total, already), self.progress, already):
+                self.run_pipeline(lambda p: build_backtranslate(p, pending, pairs_dir, rejects_dir, spec, self.chunk_rows, share, marks))
+                loaded = marks.count("loaded")
         seconds = time.time() - started
         io.ensure_nonempty(pairs_dir, schemas.PAIRS)
         io.ensure_nonempty(rejects_dir, schemas.REJECTS)
@@ -88,5 +96,6 @@ class BackTranslate(UsesGpu, StageTask):
             "rows": {"pairs": rows, "truncated": truncated},
             "rejects": {"total": sum(rejects.values()), "by_reason": rejects},
             "translated_this_run": translated,
+            "models_loaded_this_run": loaded,
             "sentences_per_second": round(rate, 2),
         }

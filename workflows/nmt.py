@@ -14,9 +14,11 @@ from pathlib import Path
 
 import luigi
 
+from corpus.errors import InputError
 from corpus.files import write_atomically
 from models.nmt import convert, evaluate, fairseq_train, spm
-from models.nmt.translate import ENGINES, DecodeOptions, NmtModel, load_translator, resolve_device
+from models.nmt.devices import resolve_device
+from models.nmt.translate import ENGINES, DecodeOptions, NmtModel, load_translator
 from pipelines import io
 from workflows.base import StageTask
 from workflows.config import config_from, with_settings
@@ -33,7 +35,11 @@ class UsesGpu:
 
     @property
     def resources(self) -> dict[str, int]:
-        return {"gpu": 1} if resolve_device(self.engine, self.device) == "cuda" else {}
+        try:
+            on_gpu = resolve_device(self.engine, self.device) == "cuda"
+        except InputError:  # a GPU the engine cannot use: the task says so in one line when it runs
+            on_gpu = False
+        return {"gpu": 1} if on_gpu else {}
 
 
 def without_empty(**values) -> dict:

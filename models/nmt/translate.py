@@ -26,7 +26,7 @@ import hashlib
 import json
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -34,9 +34,12 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from corpus.settings import setting
+from models.nmt.devices import resolve_device
 from models.nmt.spm import Codec
 
 EOS = "</s>"
+# Decoder batch token budgets when DecodeOptions.batch_tokens is 0.
+CPU_BATCH_TOKENS, GPU_BATCH_TOKENS = 4096, 16384
 ENGINES = ("ctranslate2", "fairseq")
 MODEL_FILE = "nmt.json"
 
@@ -100,7 +103,7 @@ class DecodeOptions:
     max_source_tokens: int = setting(0, "Sources with more sentencepiece pieces are truncated and flagged (0: the model's limit).")
     max_len_a: float = setting(1.5, "Hypotheses have at most a × source length + b pieces.")
     max_len_b: int = setting(10, "See max_len_a.")
-    batch_tokens: int = setting(4096, "Token budget of one decoder batch (sentences × longest source).")
+    batch_tokens: int = setting(0, "Token budget of one decoder batch (sentences × longest source); 0: 4096 on the CPU, 16384 on a GPU.")
 
 
 def token_batches(lengths: list[int], budget: int) -> Iterator[slice]:
@@ -131,17 +134,30 @@ class Translator(ABC):
         """Most tokens before end-of-sentence for a batch whose longest source has this many pieces."""
         return min(int(self.options.max_len_a * (longest_source + 1) + self.options.max_len_b), self.max_target_tokens)
 
+    @property
+    def batch_tokens(self) -> int:
+        """The token budget of a decoder batch: a GPU needs larger batches than a CPU to stay busy."""
+        if self.options.batch_tokens:
+            return self.options.batch_tokens
+        return GPU_BATCH_TOKENS if self.device == "cuda" else CPU_BATCH_TOKENS
+
     def translate(self, texts: list[str]) -> list[Hypothesis | None]:
-        """Best beam hypothesis of each sentence (None for a sentence without any piece)."""
+        """Best beam hypothesis of each sentence (None for a sentence without any piece).
+
+        Every batch is handed to the engine before the first result is read, so an engine that
+        decodes in the background (CTranslate2) has the next batch queued while Python detokenizes."""
         pieces = self.codec.encode(texts)
         truncated = [len(p) > self.max_source_tokens for p in pieces]
         pieces = [p[: self.max_source_tokens] for p in pieces]
         order = sorted((i for i, p in enumerate(pieces) if p), key=lambda i: (len(pieces[i]), i))
         results: list[Hypothesis | None] = [None] * len(texts)
         lengths = [len(pieces[i]) for i in order]
-        for batch in token_batches(lengths, self.options.batch_tokens):
-            indices = order[batch]
-            decoded = self.decode([pieces[i] for i in indices], self.max_len(lengths[batch][-1]))
+        submitted = [
+            (order[batch], self.submit([pieces[i] for i in order[batch]], self.max_len(lengths[batch][-1])))
+            for batch in token_batches(lengths, self.batch_tokens)
+        ]
+        for indices, finish in submitted:
+            decoded = finish()
             texts_out = self.codec.decode([tokens for tokens, _ in decoded])
             for i, text, (tokens, score) in zip(indices, texts_out, decoded, strict=True):
                 results[i] = Hypothesis(text, score, len(tokens) + 1, truncated[i])
@@ -157,8 +173,9 @@ class Translator(ABC):
         return results
 
     @abstractmethod
-    def decode(self, batch: list[list[str]], max_len: int) -> list[tuple[list[str], float]]:
-        """Beam-search a batch; per source: the best hypothesis's pieces (no end-of-sentence) and score."""
+    def submit(self, batch: list[list[str]], max_len: int) -> Callable[[], list[tuple[list[str], float]]]:
+        """Start beam-searching a batch; the returned call waits for it and gives, per source, the
+        best hypothesis's pieces (no end-of-sentence) and score."""
 
 
 class Ct2Translator(Translator):
@@ -173,15 +190,21 @@ class Ct2Translator(Translator):
         if compute_type == "auto":
             compute_type = "float16" if device == "cuda" else "default"
         self.device, self.compute_type = device, compute_type
+        # On GPUs one translator holds a replica on each and spreads the queued batches over them.
+        gpus = list(range(ctranslate2.get_cuda_device_count())) if device == "cuda" else [0]
         self.translator = ctranslate2.Translator(
-            model.ct2_dir, device=device, compute_type=compute_type, intra_threads=threads
+            model.ct2_dir, device=device, device_index=gpus, compute_type=compute_type, intra_threads=threads
         )
 
-    def decode(self, batch, max_len):
-        results = self.translator.translate_batch(
+    def submit(self, batch, max_len):
+        pending = self.translator.translate_batch(
             batch, beam_size=self.options.beam_size, length_penalty=1.0, return_scores=True,
-            return_end_token=True, max_input_length=0, max_decoding_length=max_len + 1,
+            return_end_token=True, max_input_length=0, max_decoding_length=max_len + 1, asynchronous=True,
         )
+        return lambda: self._best(batch, [result.result() for result in pending], max_len)
+
+    def _best(self, batch, results, max_len):
+        """Each source's best hypothesis; one cut at the length limit is rescored with end-of-sentence."""
         decoded = []
         unfinished = []
         for index, result in enumerate(results):
@@ -225,7 +248,11 @@ class FairseqTranslator(Translator):
         self.device, self.compute_type = device, "float16" if half else "float32"
         self.source_dictionary, self.target_dictionary = task.source_dictionary, task.target_dictionary
 
-    def decode(self, batch, max_len):
+    def submit(self, batch, max_len):
+        decoded = self._generate(batch, max_len)
+        return lambda: decoded
+
+    def _generate(self, batch, max_len):
         tokens = [
             self.source_dictionary.encode_line(" ".join(p), add_if_not_exist=False, append_eos=True).long()
             for p in batch
@@ -241,19 +268,6 @@ class FairseqTranslator(Translator):
                 ids = ids[:-1]
             decoded.append(([self.target_dictionary[i] for i in ids], float(best["score"])))
         return decoded
-
-
-def resolve_device(engine: str, device: str) -> str:
-    """``auto`` becomes ``cuda`` when the engine sees a GPU, else ``cpu``."""
-    if device != "auto":
-        return device
-    if engine == "ctranslate2":
-        import ctranslate2
-
-        return "cuda" if ctranslate2.get_cuda_device_count() else "cpu"
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def load_translator(model: NmtModel, engine: str = "ctranslate2", options: DecodeOptions | None = None,

@@ -1,12 +1,10 @@
 """The BackTranslate Beam pipeline: one pairs row per input, the source rules, shard-level resume."""
 
-import time
 
 import apache_beam as beam
 import pandas as pd
 import pyarrow as pa
 import pytest
-from apache_beam.options.pipeline_options import PipelineOptions
 from nmt_fixtures import bitext_table, tiny_nmt_fixture, toy_pairs  # noqa: F401 - the tiny_nmt fixture
 
 import schemas
@@ -18,7 +16,10 @@ from pipelines.backtranslate import (
     build_backtranslate,
     pending_shards,
     remove_temporaries,
+    translation_tally,
 )
+from pipelines.options import pipeline_options
+from pipelines.progress import marking
 
 SHARDS = 3
 
@@ -35,10 +36,10 @@ def bitext_dir(tmp_path):
     return tmp_path / "bitext"
 
 
-def run(bitext_dir, out, model, **kwargs):
+def run(bitext_dir, out, model, workers=1, **kwargs):
     pairs_dir, rejects_dir = str(out / "pairs"), str(out / "rejects")
     spec = TranslatorSpec(model, options=DecodeOptions(max_source_tokens=20), threads=1)
-    with beam.Pipeline(options=PipelineOptions(["--runner=DirectRunner"])) as p:
+    with beam.Pipeline(options=pipeline_options(num_workers=workers)) as p:
         build_backtranslate(p, pending_shards(str(bitext_dir), pairs_dir), pairs_dir, rejects_dir, spec, chunk_rows=16, **kwargs)
     return pairs_dir, rejects_dir
 
@@ -86,21 +87,25 @@ def test_a_resumed_run_translates_only_missing_shards_and_gives_the_same_rows(bi
     assert pending_shards(str(bitext_dir), str(resumed_dir / "pairs")) == []
 
 
-def test_model_shared_across_processes_gives_the_same_rows(bitext_dir, tmp_path, tiny_nmt):
+def test_model_shared_across_processes_gives_the_same_rows_from_one_load(bitext_dir, tmp_path, tiny_nmt):
+    """The GPU rule: two worker processes, one model (Beam serves it from one process)."""
     own, _ = run(bitext_dir, tmp_path / "own", tiny_nmt.model)
-    shared, _ = run(bitext_dir, tmp_path / "shared", tiny_nmt.model, share_model=True)
+    with marking(str(tmp_path / "marks")) as marks:
+        shared, _ = run(bitext_dir, tmp_path / "shared", tiny_nmt.model, workers=2, share_model=True, marks=marks)
+        assert marks.count("loaded") == 1
+        assert marks.count("translated") == len(pd.read_parquet(bitext_dir))
     pd.testing.assert_frame_equal(pd.read_parquet(shared), pd.read_parquet(own))
 
 
-def test_progress_while_running_counts_finished_shards_and_stops_with_the_body(tmp_path):
-    from pipelines.backtranslate import progress_while_running
+def test_unshared_worker_processes_load_a_model_each(bitext_dir, tmp_path, tiny_nmt):
+    with marking(str(tmp_path / "marks")) as marks:
+        run(bitext_dir, tmp_path / "own", tiny_nmt.model, workers=2, marks=marks)
+        assert marks.count("loaded") == 2
 
-    pairs_dir, reports = str(tmp_path / "pairs"), []
-    table = pa.table({"x": list(range(30))})
-    with progress_while_running(pairs_dir, 100, 0, lambda message, percent: reports.append((message, percent)), every=0.05):
-        io.write_part(table, table.schema, pairs_dir, 0)
-        time.sleep(0.3)
-    after = len(reports)
-    time.sleep(0.2)
-    assert reports and reports[-1][0].startswith("30/100 sentences translated") and reports[-1][1] == 30
-    assert len(reports) == after  # no report once the body has finished
+
+def test_translation_tally_counts_marked_chunks_after_the_earlier_runs_rows(tmp_path):
+    with marking(str(tmp_path / "marks")) as marks:
+        tally = translation_tally(marks, total=100, already=30)
+        marks.add("translated", 16)
+        marks.add("translated", 4)
+        assert tally.count() == 50 and tally.total_now() == 100

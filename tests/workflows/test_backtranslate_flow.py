@@ -9,6 +9,7 @@ import pytest
 from nmt_fixtures import tiny_nmt_fixture, toy_pairs  # noqa: F401 - the tiny_nmt fixture
 
 import schemas
+from models.nmt.devices import ct2_cuda_problem
 from workflows import BackTranslate, BuildParaNMT, EvaluateTranslator, TrainTranslator
 from workflows.base import read_manifest
 
@@ -35,11 +36,23 @@ def test_a_given_checkpoint_skips_training_and_back_translation_writes_pairs(lui
     assert len(manifest["model_fingerprint"]) == 32
     assert manifest["rows"] == {"pairs": 60, "truncated": 0} and manifest["rejects"]["total"] == 0
     assert manifest["translated_this_run"] == 60 and manifest["sentences_per_second"] > 0
+    assert manifest["models_loaded_this_run"] == 1
     pairs = pd.read_parquet(task.output_dir / "pairs")
     assert list(pairs.columns) == schemas.PAIRS.names and len(pairs) == 60
     assert (pairs.domain == "toy").all() and (pairs.czeng_score == 0.9).all()
     trained = json.loads((TrainTranslator(inputs=inputs, **given(tiny_nmt)).output_dir / "nmt.json").read_text())
     assert trained["checkpoint"] == tiny_nmt.model.checkpoint
+
+
+@pytest.mark.skipif(not ct2_cuda_problem(), reason="CTranslate2 can use a GPU here")
+def test_cuda_that_ctranslate2_cannot_use_fails_the_task_in_one_line_before_translating(luigi_workdir, tmp_path, tiny_nmt):
+    inputs = czeng_file(tmp_path / "toy.train.gz", toy_pairs(10, seed=4))
+    task = BackTranslate(inputs=inputs, translator=given(tiny_nmt), device="cuda")
+    failures = []
+    task.on_failure = lambda error, original=task.on_failure: failures.append(original(error)) or failures[-1]
+    assert not luigi.build([task], local_scheduler=True, log_level="WARNING")
+    assert len(failures) == 1 and failures[0].startswith("--device cuda: ") and "\n" not in failures[0]
+    assert not (luigi_workdir / "backtranslate").exists() or not list((luigi_workdir / "backtranslate").glob("*/pairs/*.parquet"))
 
 
 def test_build_paranmt_passes_the_given_model_and_engine_to_back_translation(tiny_nmt):
