@@ -10,8 +10,11 @@ Rows, in one run, beam 12, the same length limit and token budget:
   * BackTranslate Beam pipeline: the stage end to end on the DirectRunner (worker start-up,
     model loading in each worker, Parquet output included).
 Each row runs in a fresh process. Sentences: newstest2021's Czech side when ../shared/data is
-there, else the demo corpus. Model: ``--model`` (a folder with ``nmt.json`` from ConvertTranslator),
-by default the newest ``<workdir>/nmt-ct2/latest``, built from the demo corpus if missing.
+there, else the demo corpus. Models: ``--model`` (a folder with ``nmt.json`` from
+ConvertTranslator; repeat it to measure several, e.g. the csen-more ``small`` model and a
+``base``-size one, the paper's size), by default the newest ``<workdir>/nmt-ct2/latest``, built
+from the demo corpus if missing. Each model's rows compare with its own fairseq-generate row; the
+last column projects the hours for ParaNMT-50M's 51.4M sentences on this device.
 """
 
 from __future__ import annotations
@@ -72,6 +75,13 @@ def default_model(workdir: Path) -> Path:
     return latest.resolve()
 
 
+def batch_tokens(options, device: str) -> int:
+    """The token budget every row uses: the given one, else the engines' default for the device."""
+    from models.nmt.translate import CPU_BATCH_TOKENS, GPU_BATCH_TOKENS
+
+    return options.batch_tokens or (GPU_BATCH_TOKENS if device == "cuda" else CPU_BATCH_TOKENS)
+
+
 def run_generate(model, texts, device, options, threads=0) -> tuple[int, int, float]:
     """fairseq-generate on the binarized pieces; returns (sentences, tokens, generation seconds).
 
@@ -91,7 +101,7 @@ def run_generate(model, texts, device, options, threads=0) -> tuple[int, int, fl
         fairseq_train.run_tool("generate", [
             f"{tmp}/bin", "--path", model.checkpoint, "--source-lang", "cs", "--target-lang", "en",
             "--gen-subset", "test", "--beam", str(options.beam_size), "--nbest", "1",
-            "--max-tokens", str(options.batch_tokens), "--max-len-a", str(options.max_len_a),
+            "--max-tokens", str(batch_tokens(options, device)), "--max-len-a", str(options.max_len_a),
             "--max-len-b", str(options.max_len_b), "--required-batch-size-multiple", "1",
             "--dataset-impl", "mmap", *(["--fp16"] if device == "cuda" else ["--cpu"]),
         ], output.append, threads)
@@ -166,12 +176,12 @@ def main() -> None:
     from models.nmt.translate import DecodeOptions
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", type=Path, help="folder with nmt.json (ConvertTranslator output)")
+    parser.add_argument("--model", type=Path, action="append", help="folder with nmt.json (ConvertTranslator output); repeat for several")
     parser.add_argument("--workdir", type=Path, default=Path("work"))
     parser.add_argument("--source", type=Path, help="Czech sentences, one a line (default: newstest2021 or the demo)")
     parser.add_argument("--sentences", type=int, default=1000)
     parser.add_argument("--beam", type=int, default=DecodeOptions.beam_size)
-    parser.add_argument("--batch-tokens", type=int, default=DecodeOptions.batch_tokens)
+    parser.add_argument("--batch-tokens", type=int, default=DecodeOptions.batch_tokens, help="decoder batch token budget (0: 4096 on CPU, 16384 on GPU)")
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     parser.add_argument("--threads", type=int, default=0, help="CPU threads of the in-process engines (0 = all cores)")
     parser.add_argument("--workers", type=int, default=0, help="DirectRunner processes for the Beam row (0 = one per core)")
@@ -181,30 +191,49 @@ def main() -> None:
     if args.measure:
         measure(args)
         return
-    from models.nmt.translate import resolve_device
+    from models.nmt.devices import resolve_device
 
-    args.model = args.model or default_model(args.workdir)
+    models = args.model or [default_model(args.workdir)]
     args.device = resolve_device("ctranslate2", args.device)
-    common = ["--model", str(args.model), "--sentences", str(args.sentences), "--beam", str(args.beam),
+    common = ["--sentences", str(args.sentences), "--beam", str(args.beam),
               "--batch-tokens", str(args.batch_tokens), "--device", args.device, "--threads", str(args.threads),
               "--workers", str(args.workers), *(["--source", str(args.source)] if args.source else [])]
     modes = [mode for mode in args.modes.split(",") if not (mode in ("ct2-int8", "generate-1thread") and args.device == "cuda")]
     load_before = os.getloadavg()[0]
-    results = {mode: measure_in_subprocess("benchmarks.backtranslate", "--measure", mode, *common) for mode in modes}
+    rows = []
+    for model in models:
+        results = {mode: measure_in_subprocess("benchmarks.backtranslate", "--measure", mode, "--model", str(model), *common)
+                   for mode in modes}
+        rows += model_rows(model, results)
     load_after = os.getloadavg()[0]
+    texts = sentences(args.source, args.sentences)
+    print(f"Back-translation, beam {args.beam}, {len(texts)} sentences ({sentence_source(args.source) or 'demo corpus'}), "
+          f"device {args.device}, in-process threads {args.threads or 'all cores'}, on {machine()}; "
+          f"load average {load_before:.1f} before, {load_after:.1f} after\n")
+    print(markdown_table(["model", "engine", "sentences", "seconds", "sentences/s", "target tokens/s", "× fairseq-generate",
+                          f"hours for {PAPER_SENTENCES / 1e6:.1f}M sentences (paper: {PAPER_GPU_HOURS:,} GPU-h)"], rows))
+
+
+def model_rows(model: Path, results: dict[str, dict]) -> list[list]:
+    """One table row per mode of one model, its speed-up over the model's own fairseq-generate row."""
     base = results.get("generate") or results.get("generate-1thread")
+    label = f"{model} ({model_size(model)})"
     rows = []
     for mode, r in results.items():
         rate = r["sentences"] / r["seconds"]
-        hours = PAPER_SENTENCES / rate / 3600
         speedup = rate / (base["sentences"] / base["seconds"]) if base else float("nan")
-        rows.append([MODES[mode], r["sentences"], r["seconds"], rate, r["tokens"] / r["seconds"], speedup, hours])
-    texts = sentences(args.source, args.sentences)
-    print(f"Back-translation, beam {args.beam}, {len(texts)} sentences ({sentence_source(args.source) or 'demo corpus'}), "
-          f"model {args.model}, device {args.device}, in-process threads {args.threads or 'all cores'}, on {machine()}; "
-          f"load average {load_before:.1f} before, {load_after:.1f} after\n")
-    print(markdown_table(["engine", "sentences", "seconds", "sentences/s", "target tokens/s", "× fairseq-generate",
-                          f"hours for {PAPER_SENTENCES / 1e6:.1f}M sentences (paper: {PAPER_GPU_HOURS:,} GPU-h)"], rows))
+        rows.append([label, MODES[mode], r["sentences"], r["seconds"], rate, r["tokens"] / r["seconds"], speedup,
+                     PAPER_SENTENCES / rate / 3600])
+    return rows
+
+
+def model_size(model: Path) -> str:
+    """The Transformer's shape, from the converted model's configuration: layers and width."""
+    from models.nmt.fairseq_train import checkpoint_config
+    from models.nmt.translate import NmtModel
+
+    config = checkpoint_config(NmtModel.load(model).checkpoint)
+    return f"{config.encoder_layers}+{config.decoder_layers} layers, width {config.encoder_embed_dim}"
 
 
 if __name__ == "__main__":

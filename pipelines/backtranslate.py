@@ -74,6 +74,13 @@ class TranslatorSpec:
         return load_translator(self.model, self.engine, self.options, self.device, self.compute_type, self.threads)
 
 
+def model_is_shared(spec: TranslatorSpec, requested: bool) -> bool:
+    """One model per machine, shared by its worker processes, when asked or on a GPU: a model per
+    worker process would fill the GPU's memory and contend for it (the other workers only read
+    chunks, send them to the one model and write the pairs)."""
+    return requested or spec.device == "cuda"
+
+
 class TranslatorHandler(ModelHandler[pa.RecordBatch, PredictionResult, Translator]):
     """Loads the translator once per worker process, or once per machine shared by its worker
     processes (Beam serves it from one of them), and translates chunks; each translated chunk
@@ -188,7 +195,7 @@ def build_backtranslate(
     marks: Marks = UNWATCHED,
 ):
     """Add the back-translation transforms for ``shard_files``; returns the (shard, rows) written."""
-    handler = KeyedModelHandler(TranslatorHandler(spec, share_model, marks))
+    handler = KeyedModelHandler(TranslatorHandler(spec, model_is_shared(spec, share_model), marks))
     return (
         pipeline
         | "Shards" >> beam.Create(shard_files)

@@ -15,6 +15,7 @@ from pipelines import io
 from pipelines.backtranslate import (
     TranslatorSpec,
     build_backtranslate,
+    model_is_shared,
     pending_shards,
     remove_temporaries,
     translation_tally,
@@ -68,16 +69,13 @@ class BackTranslate(UsesGpu, StageTask):
         pending = pending_shards(bitext_dir, pairs_dir)
         total = io.dataset_rows(bitext_dir)
         already = io.dataset_rows(pairs_dir) + io.dataset_rows(rejects_dir)
-        # A GPU holds one model (one process loads it; the other worker processes only read
-        # chunks, send them to it and write the pairs): a model per worker would fill the GPU.
-        share = self.share_model or device == "cuda"
-        self.progress(f"{len(pending)} shard(s) to translate with {self.engine} on {device}, beam {self.beam_size}"
-                      + (", one model shared by the worker processes" if share else ""))
+        shared = ", one model shared by the worker processes" if model_is_shared(spec, self.share_model) else ""
+        self.progress(f"{len(pending)} shard(s) to translate with {self.engine} on {device}, beam {self.beam_size}{shared}")
         started, loaded = time.time(), 0
         if pending:
             with marking(str(partial_dir / "_translate-progress")) as marks, \
                     progress_while_running(translation_tally(marks, total, already), self.progress, already):
-                self.run_pipeline(lambda p: build_backtranslate(p, pending, pairs_dir, rejects_dir, spec, self.chunk_rows, share, marks))
+                self.run_pipeline(lambda p: build_backtranslate(p, pending, pairs_dir, rejects_dir, spec, self.chunk_rows, self.share_model, marks))
                 loaded = marks.count("loaded")
         seconds = time.time() - started
         io.ensure_nonempty(pairs_dir, schemas.PAIRS)

@@ -228,10 +228,15 @@ def run_tool(name: str, args: list[str], on_line: Callable[[str], None] | None =
         raise RuntimeError(f"fairseq-{name} exited with {process.returncode}:\n" + "\n".join(tail))
 
 
-def model_positions(checkpoint: str) -> tuple[int, int]:
-    """The (source, target) positions a fairseq checkpoint was built for."""
+def checkpoint_config(checkpoint: str):
+    """The model configuration a fairseq checkpoint was built with (old ``args`` or new ``cfg``)."""
     import torch
 
     state = torch.load(checkpoint, map_location="cpu", weights_only=False, mmap=True)
-    model_cfg = state["args"] if state.get("args") is not None else state["cfg"]["model"]
+    return state["args"] if state.get("args") is not None else state["cfg"]["model"]
+
+
+def model_positions(checkpoint: str) -> tuple[int, int]:
+    """The (source, target) positions a fairseq checkpoint was built for."""
+    model_cfg = checkpoint_config(checkpoint)
     return int(model_cfg.max_source_positions), int(model_cfg.max_target_positions)
