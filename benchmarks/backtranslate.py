@@ -158,7 +158,7 @@ def measure(args) -> None:
     """Child-process entry: one mode, one JSON line."""
     from models.nmt.translate import DecodeOptions, NmtModel
 
-    model = NmtModel.load(args.model)
+    model = NmtModel.load(args.model[0])  # a child measures one model
     texts = sentences(args.source, args.sentences)
     options = DecodeOptions(beam_size=args.beam, batch_tokens=args.batch_tokens)
     if args.measure.startswith("generate"):
