@@ -3,15 +3,17 @@
 A stage writes into ``<workdir>/<stage>/.<fingerprint>.partial`` and renames it to
 ``<workdir>/<stage>/<fingerprint>`` only when complete, so a killed run leaves nothing that
 looks finished and a rerun resumes at the first incomplete stage. The fingerprint hashes the
-code version (package and schema versions), the task's significant parameters, its input files (path, size, mtime) and its upstream stages'
-fingerprints: change any of them and the stage is recomputed into a new directory, the old
-result stays. ``<workdir>/<stage>/latest`` points at the newest completed output. A lock per
+code version (package and schema versions), the task's significant parameters, its input files (path and
+a hash of the contents) and its upstream stages' fingerprints: change any of them and the stage
+is recomputed into a new directory, the old result stays. ``<workdir>/<stage>/latest`` points at
+the output of the most recent run that built or found it complete. A lock per
 output (``<workdir>/.locks/``) makes a second run on the same work directory wait for the first
 instead of building the same output beside it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import functools
 import hashlib
@@ -31,6 +33,7 @@ import luigi
 from luigi.task import flatten
 
 import schemas
+from corpus.cache import cache_root, store
 from corpus.errors import InputError
 from corpus.files import write_atomically
 from pipelines.batches import file_rows
@@ -64,14 +67,38 @@ PROGRESS_EVERY = 30.0
 
 
 def file_fingerprint(path: str) -> str:
-    """Cheap identity of an input file: its path, size and modification time (as make does).
-    A missing file is reported by ``StageTask.run`` in one line, not here (Luigi would print a
-    traceback for an error while it checks whether a task is complete)."""
+    """Identity of an input file: its path and a hash of its contents, so an edit is never
+    mistaken for the old file, even one of the same size whose modification time was put back
+    (``cp -p``, ``rsync -t``, ``tar x``, ``curl -R``). The hash is computed once per version of
+    the file (``content_digest``). A missing file is reported by ``StageTask.run`` in one line,
+    not here (Luigi would print a traceback for an error while it checks whether a task is
+    complete)."""
     try:
         stat = os.stat(path)
     except FileNotFoundError:
         return f"{os.path.abspath(path)}:missing"
-    return f"{os.path.abspath(path)}:{stat.st_size}:{stat.st_mtime_ns}"
+    if not os.path.isfile(path):  # refused in one line by check_input_file when the task runs
+        return f"{os.path.abspath(path)}:not-a-file"
+    version = (os.path.abspath(path), stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
+    return f"{os.path.abspath(path)}:{stat.st_size}:{content_digest(*version)}"
+
+
+@functools.lru_cache(maxsize=4096)
+def content_digest(path: str, *version: int) -> str:
+    """BLAKE2b of the file's bytes, remembered per version of the file: its device, inode, size,
+    modification and status-change times. Tools can put the modification time back, but every
+    write sets the status-change time to now, so an edited file is a new version and is read
+    again; the per-machine cache (corpus.cache) keeps the digest across runs."""
+    key = hashlib.sha256(json.dumps([path, *version]).encode()).hexdigest()
+    cached = cache_root() / "file-digests" / key
+    with contextlib.suppress(OSError):
+        return cached.read_text()
+    digest = hashlib.blake2b(digest_size=16)
+    with open(path, "rb") as handle:
+        while block := handle.read(1 << 22):
+            digest.update(block)
+    store(cached, lambda handle: handle.write(digest.hexdigest().encode()))
+    return digest.hexdigest()
 
 
 @contextmanager
@@ -159,6 +186,7 @@ class StageTask(luigi.Task):
         with exclusive_lock(lock, f"{self.stage}: another run is building {final}; waiting for it"):
             if (final / MANIFEST).exists():
                 log.info("%s: %s was built by another run meanwhile", self.stage, final)
+                self.point_latest_at(final)
                 return
             self._build_into(final)
 
@@ -182,10 +210,10 @@ class StageTask(luigi.Task):
         }
         (partial / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
         os.replace(partial, final)
-        self._point_latest_at(final)
+        self.point_latest_at(final)
         log.info("%s complete: %s", self.stage, final)
 
-    def _point_latest_at(self, final: Path) -> None:
+    def point_latest_at(self, final: Path) -> None:
         names = ["latest", *([f"latest-{getattr(self, self.latest_by)}"] if self.latest_by else [])]
         for name in names:
             write_atomically(final.parent / name, lambda link: link.symlink_to(final.name))
@@ -213,3 +241,10 @@ class StageTask(luigi.Task):
         options = pipeline_options(config.runner, config.direct_num_workers, config.beam_args, log_level(), rows)
         with beam.Pipeline(options=options) as pipeline:
             build_pipeline(pipeline)
+
+
+@StageTask.event_handler(luigi.Event.DEPENDENCY_PRESENT)
+def point_latest_at_found_output(task: StageTask) -> None:
+    """A stage found complete (not built again) is still this run's output: ``latest`` points at
+    it, so that after switching back to earlier inputs ``latest`` never shows the other ones."""
+    task.point_latest_at(task.output_dir)
