@@ -15,6 +15,9 @@ imports any module class that is not its own.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -72,20 +75,45 @@ class ParaNMTEncoderModule(InputModule):
         return cls(*load_model(Path(directory), torch.device("cpu")))
 
 
+# Written into every export: each file it wrote and its hash. Only a folder that holds exactly
+# those files, unchanged, is ever replaced; anything else in it may be the user's.
+EXPORT_RECORD = "paranmt-export.json"
+
+
+def _file_hashes(directory: Path) -> dict[str, str]:
+    return {
+        str(path.relative_to(directory)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(directory.rglob("*")) if path.is_file() and path.name != EXPORT_RECORD
+    }
+
+
+def check_replaceable(output: Path) -> None:
+    """InputError unless ``output`` is absent, an empty folder, or an earlier export of this
+    project that nobody changed since (the same files, the same bytes, nothing added)."""
+    if not output.exists() or (output.is_dir() and not output.is_symlink() and not any(output.iterdir())):
+        return
+    record = output / EXPORT_RECORD
+    if output.is_dir() and not output.is_symlink() and record.is_file():
+        with contextlib.suppress(ValueError):
+            if json.loads(record.read_text()) == _file_hashes(output):
+                return
+    raise InputError(f"{output} exists and holds files this project did not write (or changed since); "
+                     "choose a new directory")
+
+
 def export_sentence_transformer(model_dir: str | Path, output_dir: str | Path) -> SentenceTransformer:
     """Write the encoder in ``model_dir`` as a sentence-transformers model in ``output_dir``, with
-    a model card that says how to load it. A previous export there is replaced whole; any other
-    non-empty path is refused rather than mixed with the export's files."""
+    a model card that says how to load it. An earlier export there is replaced whole when it is
+    exactly as this project wrote it; any other non-empty path is refused (never deleted)."""
     output = Path(output_dir)
-    previous_export = (output / "modules.json").exists()
-    if output.exists() and not previous_export and (not output.is_dir() or any(output.iterdir())):
-        raise InputError(f"{output} exists and is not a sentence-transformers export; choose a new directory")
+    check_replaceable(output)
     module = ParaNMTEncoderModule.from_model_dir(model_dir)  # a bad model fails before anything is removed
     model = SentenceTransformer(modules=[module], device="cpu", similarity_fn_name="cosine")
 
     def save(directory: Path) -> None:
         model.save(str(directory), create_model_card=False)
         (directory / "README.md").write_text(model_card(module, output.name), encoding="utf-8")
+        (directory / EXPORT_RECORD).write_text(json.dumps(_file_hashes(directory), indent=1, sort_keys=True) + "\n")
 
     if output.exists():
         shutil.rmtree(output)

@@ -95,7 +95,7 @@ def test_export_errors_are_one_line_and_a_previous_export_is_replaced(trained, t
     (other / "keep.txt").write_text("mine")
     assert main(["export", "--model", str(trained["word_avg"]), "--sentence-transformers", str(other)]) == 2
     error = capsys.readouterr().err
-    assert error.count("\n") == 1 and "not a sentence-transformers export" in error
+    assert error.count("\n") == 1 and "holds files this project did not write" in error
     assert sorted(p.name for p in other.iterdir()) == ["keep.txt"]
 
     for kind in ("word_avg", "bilstm_avg"):  # words, then pieces: nothing of the first is left
@@ -123,3 +123,22 @@ def test_export_matches_on_real_sts_sentences(shared_path, tmp_path):
         theirs = SentenceTransformer(str(out), trust_remote_code=True, device="cpu").encode(sentences)
         mine = load_encoder(model_dir, "cpu").encode(sentences)
         assert row_cosines(theirs, mine).min() >= 0.9999, kind
+
+
+@pytest.mark.parametrize("change", ["own file added", "export file edited", "record removed", "someone else's model"])
+def test_an_export_folder_with_anything_not_as_written_is_never_deleted(trained, tmp_path, capsys, change):
+    out = tmp_path / "out"
+    assert main(["export", "--model", str(trained["word_avg"]), "--sentence-transformers", str(out)]) == 0
+    if change == "own file added":
+        (out / "my-notes.txt").write_text("mine")
+    elif change == "export file edited":
+        (out / "README.md").write_text("my own model card")
+    elif change == "record removed":  # a sentence-transformers folder as any other tool writes it
+        (out / "paranmt-export.json").unlink()
+    else:
+        (out / "1_Pooling").mkdir()
+        (out / "1_Pooling" / "config.json").write_text("{}")
+    before = {str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert main(["export", "--model", str(trained["bilstm_avg"]), "--sentence-transformers", str(out)]) == 2
+    assert "holds files this project did not write" in capsys.readouterr().err
+    assert {str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
