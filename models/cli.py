@@ -24,8 +24,22 @@ from corpus.errors import InputError
 
 
 def _lines(path: str) -> list[str]:
-    text = Path(path).read_text(encoding="utf-8")
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise InputError(f"{path}: not UTF-8 text (byte {error.start})") from error
     return text.removesuffix("\n").split("\n") if text else []
+
+
+def _positive(text: str) -> int:
+    """An argument that must be a whole number of at least 1 (a batch of 0 or fewer holds nothing)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, got {text!r}")
+    return value
 
 
 def parser() -> argparse.ArgumentParser:
@@ -40,7 +54,7 @@ def parser() -> argparse.ArgumentParser:
         command.add_argument("--model", required=True, help="trained encoder directory")
         if name != "vectors":
             command.add_argument("--input", required=True)
-            command.add_argument("--batch-size", type=int, default=256)
+            command.add_argument("--batch-size", type=_positive, default=256)
         command.add_argument("--output", required=True)
         command.add_argument("--device", default=None, help="cpu, cuda, ... (default: cuda when available)")
     export = commands.add_parser("export", help="save an encoder as a sentence-transformers model directory")
@@ -69,7 +83,8 @@ def run(args: argparse.Namespace) -> None:
     encoder = load_encoder(args.model, args.device)
     if args.command == "embed":
         vectors = encoder.encode(_lines(args.input), args.batch_size)
-        np.save(args.output, vectors)
+        with open(args.output, "wb") as handle:  # exactly there (np.save on a path would add .npy)
+            np.save(handle, vectors)
         print(f"{len(vectors)} sentences → {args.output} ({vectors.shape[1]} dims)", file=sys.stderr)
     elif args.command == "score":
         scores = encoder.score(*read_pairs(args.input), batch_size=args.batch_size)
@@ -81,13 +96,20 @@ def run(args: argparse.Namespace) -> None:
         print(f"{len(words) - 2} word vectors → {args.output}", file=sys.stderr)
 
 
+def _one_line(error: BaseException) -> str:
+    """OSError's own text names the file (``[Errno 21] Is a directory: 'x'``); others say theirs."""
+    if isinstance(error, OSError) and error.filename is not None:
+        return f"{error.filename}: {error.strerror}"
+    return str(error)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one command; a missing model or input, or a wrong model kind, is one line on stderr."""
     args = parser().parse_args(argv)
     try:
         run(args)
-    except (FileNotFoundError, ValueError) as error:
-        print(f"paranmt-encode {args.command}: error: {error}", file=sys.stderr)
+    except (OSError, ValueError) as error:  # a missing, unreadable or malformed file, a directory
+        print(f"paranmt-encode {args.command}: error: {_one_line(error)}", file=sys.stderr)
         return 2
     return 0
 

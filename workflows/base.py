@@ -21,7 +21,9 @@ import json
 import logging
 import os
 import shutil
+import sys
 import time
+import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib.metadata import version
@@ -49,19 +51,57 @@ MANIFEST = "_SUCCESS"
 CODE_VERSION = {"paranmt": version("paranmt"), "schemas": sorted(schemas.version_of(schema) for schema in schemas.ALL.values())}
 
 
-class _InputErrorsInOneLine(logging.Filter):
-    """Luigi logs a failed task with its traceback; an InputError is the user's mistake, not a
-    bug, so its one line is appended to Luigi's message and the traceback dropped."""
+def users_mistake(error: BaseException | None) -> str:
+    """The one line for an error that is the user's mistake ('' for a bug): an InputError (our
+    checks), and every error Luigi raises while it reads a parameter's value (a number that is
+    not one, a choice not offered, a value out of its range, a parameter unknown or missing),
+    named by the parameter it was reading."""
+    if isinstance(error, InputError | luigi.parameter.ParameterException):
+        return str(error)
+    if (frames := _luigi_frames(error, "parameter.py")) is not None:
+        return f"{_parameter_named(frames)}{error}"
+    context = error.__cause__ or error.__context__ if error is not None else None
+    if (frames := _luigi_frames(error, "task.py")) is not None and (inner := _luigi_frames(context, "parameter.py")) is not None:
+        return f"{_parameter_named(inner) or _parameter_named(frames)}{context}"  # Luigi re-raised it
+    return ""
+
+
+def _luigi_frames(error: BaseException | None, module: str) -> list | None:
+    """The frames of a ValueError or TypeError raised in Luigi's ``module``, else None."""
+    if not isinstance(error, ValueError | TypeError) or error.__traceback__ is None:
+        return None
+    frames = [frame for frame, _ in traceback.walk_tb(error.__traceback__)]
+    return frames if frames[-1].f_code.co_filename.endswith(os.path.join("luigi", module)) else None
+
+
+def _parameter_named(frames: list) -> str:
+    """``--name: `` of the parameter the innermost of Luigi's frames was reading ('' if none)."""
+    for frame in reversed(frames):
+        names = frame.f_locals
+        if isinstance(names.get("param_name"), str):
+            return f"--{names['param_name'].replace('_', '-')}: "
+        if isinstance(names.get("section"), str) and isinstance(names.get("name"), str):
+            return f"--{names['section']}-{names['name'].replace('_', '-')}: "
+    return ""
+
+
+class _UsersMistakesInOneLine(logging.Filter):
+    """Luigi logs a failed task, or a failed start or check, with its traceback (attached, or
+    written into the message while the error is being handled); the user's mistake is not a
+    bug, so its one line is appended to the first line of Luigi's message, without traceback."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        error = record.exc_info[1] if record.exc_info else None
-        if isinstance(error, InputError):
-            record.msg, record.args = f"{record.getMessage()}: {error}", ()
+        if record.exc_info:
+            error = record.exc_info[1]
+        else:
+            error = sys.exc_info()[1] if "Traceback (most recent call last)" in str(record.msg) else None
+        if mistake := users_mistake(error):
+            record.msg, record.args = f"{record.getMessage().split(chr(10), 1)[0].rstrip(':')}: {mistake}", ()
             record.exc_info, record.exc_text = None, None
         return True
 
 
-logging.getLogger("luigi-interface").addFilter(_InputErrorsInOneLine())
+logging.getLogger("luigi-interface").addFilter(_UsersMistakesInOneLine())
 # A stage's running counts reach the console at most this often (every one reaches Luigi's status).
 PROGRESS_EVERY = 30.0
 
@@ -163,6 +203,17 @@ class StageTask(luigi.Task):
     def output(self):
         return luigi.LocalTarget(str(self.output_dir / MANIFEST))
 
+    def complete(self) -> bool:
+        """Whether the output exists; a stage whose parameters are the user's mistake is not
+        complete (Luigi would print the traceback of a failed check): running it, or reading its
+        requirements, reports the mistake in one line."""
+        try:
+            return super().complete()
+        except Exception as error:
+            if users_mistake(error):
+                return False
+            raise
+
     def build(self, partial_dir: Path) -> dict[str, Any]:
         """Write the stage's output into ``partial_dir``; return counts for the manifest."""
         raise NotImplementedError
@@ -175,7 +226,7 @@ class StageTask(luigi.Task):
 
     def on_failure(self, exception: BaseException) -> str:
         """The scheduler's explanation: one line for the user's mistakes, a traceback for bugs."""
-        return str(exception) if isinstance(exception, InputError) else super().on_failure(exception)
+        return users_mistake(exception) or super().on_failure(exception)
 
     def run(self):
         self.check_inputs()

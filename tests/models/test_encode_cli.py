@@ -63,10 +63,17 @@ def test_vectors_need_a_word_avg_model_and_load_needs_a_model(word_avg, tmp_path
     with pytest.raises(FileNotFoundError, match="config.json"):
         load_encoder(tmp_path, "cpu")
     # The command line says the same in one line.
+    not_utf8, sentences = tmp_path / "latin1.txt", tmp_path / "ok.txt"
+    not_utf8.write_bytes("Žluťoučký kůň\n".encode("cp1250"))
+    sentences.write_text("a dog runs\n")
     for argv, message in (
         (["vectors", "--model", str(directory), "--output", str(tmp_path / "v.txt")], "word_avg"),
         (["embed", "--model", str(tmp_path / "nothing"), "--input", "x", "--output", "y"], "config.json is missing"),
         (["embed", "--model", str(word_avg), "--input", str(tmp_path / "absent.txt"), "--output", "y"], "absent.txt"),
+        (["embed", "--model", str(word_avg), "--input", str(tmp_path), "--output", "y"], "Is a directory"),
+        (["embed", "--model", str(word_avg), "--input", str(not_utf8), "--output", "y"], "not UTF-8"),
+        (["embed", "--model", str(word_avg), "--input", str(sentences), "--output", str(tmp_path)], "Is a directory"),
+        (["score", "--model", str(word_avg), "--input", str(tmp_path / "trigram"), "--output", "y"], "no Parquet files"),
     ):
         assert main(argv) == 2
         error = capsys.readouterr().err
@@ -76,3 +83,13 @@ def test_vectors_need_a_word_avg_model_and_load_needs_a_model(word_avg, tmp_path
 def test_console_script_is_wired():
     done = subprocess.run([sys.executable, "-m", "models.cli", "score", "--help"], capture_output=True, text=True, check=True)
     assert "--model" in done.stdout and "--input" in done.stdout
+
+
+@pytest.mark.parametrize("size", ["0", "-5", "many"])
+def test_a_batch_size_below_one_is_refused_in_one_line(word_avg, tmp_path, capsys, size):
+    sentences = tmp_path / "s.txt"
+    sentences.write_text("a dog runs\n")
+    with pytest.raises(SystemExit) as exit_:
+        main(["embed", "--model", str(word_avg), "--input", str(sentences), "--output", str(tmp_path / "e.npy"), "--batch-size", size])
+    assert exit_.value.code == 2 and not (tmp_path / "e.npy").exists()
+    assert "--batch-size: must be a whole number of at least 1" in capsys.readouterr().err
