@@ -147,17 +147,41 @@ def read_pairs(path: str | Path, columns: Sequence[str] = ("reference", "transla
 
         if not files:
             raise InputError(f"{path}: no Parquet files")
+        for file in files:
+            if missing := [name for name in columns if name not in pq.read_schema(file).names]:
+                raise InputError(f"{file}: no column {', '.join(missing)} (it has {', '.join(pq.read_schema(file).names)}); "
+                                 "name the pair's two columns with --columns")
         table = pa.concat_tables(pq.read_table(f, columns=list(columns)) for f in files)
         return [str(s) for s in table.column(columns[0]).to_pylist()], [str(s) for s in table.column(columns[1]).to_pylist()]
     first, second = [], []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise InputError(f"{path}:{number}: not UTF-8 (byte {error.start} of the line)") from error
             parts = line.rstrip("\n").split("\t")
             if len(parts) < 2:
                 raise InputError(f"{path}:{number}: expected two tab-separated sentences, got {len(parts)} field(s)")
             first.append(parts[0])
             second.append(parts[1])
     return first, second
+
+
+def without_empty_sides(first: list[str], second: list[str], words: tuple[Sequence[str], Sequence[str]] | None):
+    """The pairs without those whose either side is empty or only whitespace (nothing to
+    encode: they would teach that an empty sentence paraphrases anything), said in the log;
+    returns the kept sides, their words, and how many were left out."""
+    kept = [i for i, (one, other) in enumerate(zip(first, second, strict=True)) if one.strip() and other.strip()]
+    left_out = len(first) - len(kept)
+    if not left_out:
+        return first, second, words, 0
+    log.warning("%d of %d pairs have an empty side and are left out of training", left_out, len(first))
+
+    def keep(values: Sequence[str]) -> list[str]:
+        return [values[i] for i in kept]
+
+    return keep(first), keep(second), None if words is None else (keep(list(words[0])), keep(list(words[1]))), left_out
 
 
 def read_words(path: str | Path, columns: Sequence[str] = ("reference", "translation")) -> tuple[list[str], list[str]] | None:
@@ -222,6 +246,8 @@ class Trainer:
         if word_vectors and encoder_config.tokens != "words":
             raise InputError("word vectors initialise word embeddings: train with tokens='words' (--tokens words)")
         first, second = list(sentences[0]), list(sentences[1])
+        if len(first) == len(second):
+            first, second, words, self.empty_side_pairs = without_empty_sides(first, second, words)
         if len(first) != len(second) or len(first) < 2:
             raise InputError(f"need at least 2 sentence pairs with two sides, got {len(first)} and {len(second)}")
         self.pairs = len(first)
@@ -424,6 +450,7 @@ class Trainer:
         seconds = time.time() - start
         summary = {
             "pairs": self.pairs,
+            "pairs_with_an_empty_side_left_out": self.empty_side_pairs,
             "steps": result.steps,
             "best_dev": result.best_score,
             "dev": result.dev_scores,

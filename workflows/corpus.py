@@ -154,7 +154,7 @@ class ScorePairs(ReadsPairs, StageTask):
 
     def requires(self):
         if self.pp_vectors and self.pp_encoder:
-            raise ValueError("give --pp-vectors or --pp-encoder, not both")
+            raise InputError("give --pp-vectors or --pp-encoder, not both")
         upstream = {"pairs": task} if (task := self.pairs_task()) else {}
         if not (self.pp_vectors or self.pp_encoder):
             upstream["pp"] = TrainPPModel(**self.pairs_params())

@@ -17,6 +17,7 @@ from pathlib import Path
 import luigi
 from luigi.util import inherits
 
+from corpus.errors import InputError
 from models.encoders import EncoderConfig
 from models.trainer import TrainConfig
 from workflows.base import StageTask
@@ -75,7 +76,7 @@ class TrainEncoder(StageTask):
     def training_data(self) -> str:
         """Where the pairs are; a subclass wired to a selection stage returns its output."""
         if not self.train_data:
-            raise ValueError("TrainEncoder needs --train-data (a Parquet dataset directory or a TSV of pairs)")
+            raise InputError("TrainEncoder needs --train-data (a Parquet dataset directory or a TSV of pairs)")
         return self.train_data
 
     def input_files(self) -> list[str]:
@@ -115,6 +116,7 @@ class TrainEncoder(StageTask):
         return {
             "model": self.model,
             "pairs": summary["pairs"],
+            "pairs_with_an_empty_side_left_out": summary["pairs_with_an_empty_side_left_out"],
             "steps": result.steps,
             "dev": {"set": self.dev_set if dev else None, "best_pearson": result.best_score, "history": result.dev_scores},
             "vocabulary": summary["vocabulary"],

@@ -35,6 +35,7 @@ import luigi
 from luigi.task import flatten
 from luigi.util import inherits
 
+from corpus.errors import InputError
 from corpus.selection import parse_deciles
 from models.encoders import MODELS
 from workflows.base import CODE_VERSION, MANIFEST, StageTask, read_manifest
@@ -71,7 +72,7 @@ def _model_names(text: str) -> list[str]:
     names = _names(text)
     unknown = sorted(set(names) - set(MODELS))
     if unknown or not names:
-        raise ValueError(f"unknown or no model(s) {unknown}; choose from {sorted(MODELS)}")
+        raise InputError(f"unknown or no model(s) {unknown}; choose from {sorted(MODELS)}")
     return names
 
 
@@ -409,7 +410,7 @@ class DataSourceComparison(Experiment):
         options = {name: dict(spec) for name, spec in self.sources.items()}
         for name, spec in options.items():
             if set(spec) - CORPUS_KEYS:
-                raise ValueError(f"source {name!r}: unknown option(s) {sorted(set(spec) - CORPUS_KEYS)}; allowed: {sorted(CORPUS_KEYS)}")
+                raise InputError(f"source {name!r}: unknown option(s) {sorted(set(spec) - CORPUS_KEYS)}; allowed: {sorted(CORPUS_KEYS)}")
         return options
 
     def requires(self):

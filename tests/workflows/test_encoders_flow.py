@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from conftest import squeezed
 
+from corpus.errors import InputError
 from corpus.sts import STS2017_SET, STS_TEST_SETS, MissingStsFiles
 from models.encode import load_encoder
 from workflows.encoders import EvaluateSTS, TrainEncoder
@@ -97,7 +98,7 @@ def test_evaluate_sts_names_the_missing_files(luigi_workdir, sts_dir, tmp_path):
 
 
 def test_train_data_is_required(luigi_workdir):
-    with pytest.raises(ValueError, match="--train-data"):
+    with pytest.raises(InputError, match="--train-data"):
         TrainEncoder().training_data()
 
 
