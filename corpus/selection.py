@@ -47,7 +47,7 @@ class Rules:
 
     scorer: str = setting("pp", "Score whose deciles select (see schemas/COLUMNS.md: pp, trigram, trans, unigram, tau).", choices=tuple(SCORERS))
     decile: str = setting("8,9", "Comma-separated deciles (0 lowest … 9 highest; empty: all); the paper's training set: 8,9 of pp.")
-    max_tokens: int = setting(30, "Both sides at most this many tokens (0: no length rule).")
+    max_tokens: int = setting(30, "Both sides at most this many tokens (0: no length rule).", minimum=0)
     release_filter: bool = setting(False, "The authors' release filters: 0.4 ≤ pp ≤ 1.0, trigram overlap ≤ 0.7, mean length 5–40, both sides English, exact duplicates removed.")
     english_only: bool = setting(False, "Both sides English (langid P(en) ≥ --min-p-en) without the other release filters.")
     min_p_en: float = setting(0.5, "langid probability of English both sides need under --english-only or --release-filter.")
@@ -130,7 +130,7 @@ class Rules:
 class Sample:
     """How many of the pairs that pass the rules are kept: the smallest hashes of (seed, id)."""
 
-    n_pairs: int = setting(5_000_000, "Pairs sampled (the paper: 5M); all that pass when fewer, 0: all.")
+    n_pairs: int = setting(5_000_000, "Pairs sampled (the paper: 5M); all that pass when fewer, 0: all.", minimum=0)
     sample_seed: int = setting(1, "Seed of the random sample (smallest hash of seed and id).")
 
 

@@ -9,11 +9,13 @@ from dataclasses import Field, field, fields
 from typing import Any
 
 
-def setting(default: Any, help: str, *, choices: Iterable[str] | Callable[[], Iterable[str]] = (), significant: bool = True) -> Any:  # noqa: A002
+def setting(default: Any, help: str, *, choices: Iterable[str] | Callable[[], Iterable[str]] = (), significant: bool = True,  # noqa: A002
+            minimum: float | None = None) -> Any:
     """A dataclass field that is also a command-line setting. ``choices`` may be a function when
     the allowed values are only known once the module is loaded (a registry filled below it);
-    ``significant=False`` settings (device, checkpoint interval) do not change what is computed."""
-    return field(default=default, metadata={"help": help, "choices": choices, "significant": significant})
+    ``significant=False`` settings (device, checkpoint interval) do not change what is computed;
+    ``minimum``: the smallest value a number may take (a count of pairs, a size)."""
+    return field(default=default, metadata={"help": help, "choices": choices, "significant": significant, "minimum": minimum})
 
 
 def settings_of(config_type: type) -> list[Field]:

@@ -23,7 +23,7 @@ from pipelines.backtranslate import (
 )
 from pipelines.progress import marking, progress_while_running
 from workflows.base import StageTask
-from workflows.config import config_from, paranmt, with_settings
+from workflows.config import config_from, count_parameter, paranmt, with_settings
 from workflows.ingest import IngestBitext
 from workflows.nmt import ConvertTranslator, UsesGpu, model_task
 
@@ -42,10 +42,10 @@ class BackTranslate(UsesGpu, StageTask):
     inputs = IngestBitext.inputs
     translator = ConvertTranslator.translator
     engine = luigi.ChoiceParameter(default="ctranslate2", choices=ENGINES, description="ctranslate2 (fast, default) or fairseq (its own generator).")
-    chunk_rows = luigi.IntParameter(default=4096, description="Sentences per inference element, sorted by length inside.")
+    chunk_rows = count_parameter(default=4096, description="Sentences per inference element, sorted by length inside.")
     device = luigi.ChoiceParameter(default="auto", choices=["auto", "cpu", "cuda"], description="auto: the GPU when the engine can use one (CTranslate2 needs the gpu extra).")
     compute_type = luigi.Parameter(default="auto", description="CTranslate2 compute type: auto (float16 on GPU, the stored type on CPU), int8, float32, …")
-    threads = luigi.IntParameter(default=0, significant=False, description="CPU threads per worker (0: cores / DirectRunner workers).")
+    threads = count_parameter(default=0, minimum=0, significant=False, description="CPU threads per worker (0: cores / DirectRunner workers).")
     share_model = luigi.BoolParameter(default=False, significant=False, description="On the CPU too: one model per machine, shared by the worker processes (on a GPU it always is).")
 
     def requires(self):

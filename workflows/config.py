@@ -3,6 +3,7 @@ and the Luigi parameters derived from the core packages' config dataclasses."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import Field
 from typing import Any
@@ -12,14 +13,31 @@ import luigi
 from corpus.settings import choices_of, settings_of
 
 
+class AtLeast(luigi.NumericalParameter):
+    """A number that may not be below ``minimum`` (a count, a size), checked however it is given:
+    on the command line, in luigi.cfg or from Python (Luigi's own check covers the first two)."""
+
+    def __init__(self, var_type: type, minimum: float, **kwargs):
+        super().__init__(var_type=var_type, min_value=minimum, max_value=math.inf, **kwargs)
+
+    def normalize(self, x):
+        return self.parse(x)
+
+
+def count_parameter(default: int, description: str, minimum: int = 1, **kwargs) -> AtLeast:
+    """A whole number of at least ``minimum`` (1: a count of rows, shards, pairs, epochs)."""
+    return AtLeast(int, minimum, default=default, description=description, **kwargs)
+
+
 class paranmt(luigi.Config):  # noqa: N801 - the luigi.cfg section name
     workdir = luigi.Parameter(default="work", description="Directory that holds every stage's output.")
     runner = luigi.Parameter(default="DirectRunner", description="Beam runner: DirectRunner, PortableRunner, FlinkRunner, SparkRunner, DataflowRunner.")
-    direct_num_workers = luigi.IntParameter(default=0, description="DirectRunner worker processes (0 = by input size: in process below 1M rows, then one per 1M rows up to one per core; 1 = in process).")
+    direct_num_workers = count_parameter(default=0, minimum=0, description="DirectRunner worker processes (0 = by input size: in process below 1M rows, then one per 1M rows up to one per core; 1 = in process).")
     beam_args = luigi.Parameter(default="", description="Extra Beam pipeline options passed through verbatim, e.g. '--flink_master=host:8081'.")
 
 
 _PARAMETER_TYPES = {"int": luigi.IntParameter, "float": luigi.FloatParameter, "str": luigi.Parameter}
+_NUMBER_TYPES = {"int": int, "float": float}
 
 
 def _parameter(setting_field: Field) -> luigi.Parameter:
@@ -29,6 +47,8 @@ def _parameter(setting_field: Field) -> luigi.Parameter:
         return luigi.ChoiceParameter(choices=choices, **common)
     if setting_field.type == "bool":
         return luigi.BoolParameter(parsing=luigi.BoolParameter.EXPLICIT_PARSING, **common)
+    if setting_field.metadata.get("minimum") is not None:
+        return AtLeast(_NUMBER_TYPES[setting_field.type], setting_field.metadata["minimum"], **common)
     return _PARAMETER_TYPES[setting_field.type](**common)
 
 

@@ -33,7 +33,7 @@ from pipelines.score import export_encoder_vectors, score_pairs, sha256_of
 from pipelines.select import select_top_half, select_training_set
 from pipelines.stats import write_corpus_stats
 from workflows.base import StageTask, read_manifest
-from workflows.config import config_from, with_settings
+from workflows.config import config_from, count_parameter, with_settings
 from workflows.encoders import EvaluateSTS, TrainEncoder
 from workflows.ingest import IngestBitext, ReadsRawFiles
 
@@ -107,7 +107,7 @@ class SelectTopHalf(ReadsPairs, StageTask):
     """The pairs whose translation score is in the top half: the bootstrapped PP model's training data."""
 
     stage = "pp_train"
-    sample_size = luigi.IntParameter(default=DEFAULT_SAMPLE, significant=False, description="Keys sampled to bracket the exact median.")
+    sample_size = count_parameter(default=DEFAULT_SAMPLE, significant=False, description="Keys sampled to bracket the exact median.")
 
     def requires(self):
         return [task for task in [self.pairs_task()] if task]
@@ -150,7 +150,7 @@ class ScorePairs(ReadsPairs, StageTask):
 
     pp_vectors = luigi.Parameter(default="", description="PP model as a word2vec/GloVe text vectors file.")
     pp_encoder = luigi.Parameter(default="", description="PP model as a trained Word Avg encoder directory (TrainEncoder output).")
-    batch_rows = luigi.IntParameter(default=BATCH_ROWS, significant=False, description="Pairs per vectorized batch.")
+    batch_rows = count_parameter(default=BATCH_ROWS, significant=False, description="Pairs per vectorized batch.")
 
     def requires(self):
         if self.pp_vectors and self.pp_encoder:
@@ -206,8 +206,8 @@ class AssignDeciles(StageTask):
     ``decile_pp`` and its summary (summary.md, summary.json beside ``corpus/``)."""
 
     stage = "corpus"
-    sample_size = luigi.IntParameter(default=DEFAULT_SAMPLE, significant=False, description="Keys sampled to bracket each exact cut (memory vs. bracket width).")
-    examples = luigi.IntParameter(default=3, description="Example pairs shown per decile in the summary.")
+    sample_size = count_parameter(default=DEFAULT_SAMPLE, significant=False, description="Keys sampled to bracket each exact cut (memory vs. bracket width).")
+    examples = count_parameter(default=3, minimum=0, description="Example pairs shown per decile in the summary.")
 
     def requires(self):
         return self.clone(ScorePairs)
@@ -290,7 +290,7 @@ class CorpusStats(StageTask):
 
     stage = "stats"
     word_counts = luigi.Parameter(default="../shared/data/wordvec/enwiki_vocab_min200.txt", description="`word count` file for IDF (empty: no IDF row).")
-    per_domain = luigi.IntParameter(default=100_000, description="Sentences sampled per domain (the paper: 100k).")
+    per_domain = count_parameter(default=100_000, description="Sentences sampled per domain (the paper: 100k).")
 
     def requires(self):
         return self.clone(AssignDeciles)

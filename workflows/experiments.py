@@ -39,6 +39,7 @@ from corpus.errors import InputError
 from corpus.selection import parse_deciles
 from models.encoders import MODELS
 from workflows.base import CODE_VERSION, MANIFEST, StageTask, read_manifest
+from workflows.config import count_parameter
 from workflows.corpus import (
     AssignDeciles,
     CorpusStats,
@@ -212,10 +213,10 @@ class DecileSweep(Experiment):
     scorer = decile = None  # swept
     scorers = luigi.Parameter(default="trans,trigram,pp", description="Comma-separated scorers to sweep.")
     deciles = luigi.Parameter(default="0,1,2,3,4,5,6,7,8,9", description="Comma-separated deciles to sweep.")
-    range_width = luigi.IntParameter(default=2, description="Width of the decile range chosen on the dev set (the paper kept the top two).")
+    range_width = count_parameter(default=2, description="Width of the decile range chosen on the dev set (the paper kept the top two).")
     model = luigi.ChoiceParameter(choices=sorted(MODELS), default="lstm_avg", description="Encoder of every cell.")
-    epochs = luigi.IntParameter(default=1, description="Epochs per cell (the paper: one).")
-    n_pairs = luigi.IntParameter(default=1_000_000, description="Pairs sampled per decile (the paper: 1M); all when a decile holds fewer.")
+    epochs = count_parameter(default=1, description="Epochs per cell (the paper: one).")
+    n_pairs = count_parameter(default=1_000_000, description="Pairs sampled per decile (the paper: 1M); all when a decile holds fewer.")
 
     def runs(self) -> dict[str, TrainOnFiltered]:
         return {f"{s}/{d}": self.clone(TrainOnFiltered, scorer=s, decile=str(d)) for s in _names(self.scorers) for d in parse_deciles(self.deciles)}
@@ -262,7 +263,7 @@ class MegabatchAblation(OnTrainData, Experiment):
     model = megabatch = None  # swept
     models = luigi.Parameter(default="word_avg,bilstm_avg", description="Comma-separated encoders.")
     megabatches = luigi.Parameter(default="1,20,40", description="Comma-separated mega-batch sizes M.")
-    probes = luigi.IntParameter(default=2, description="Training sentences whose negatives Table 6 shows.")
+    probes = count_parameter(default=2, description="Training sentences whose negatives Table 6 shows.")
     probe_model = luigi.ChoiceParameter(choices=sorted(MODELS), default="bilstm_avg", description="Encoder that embeds the pools for Table 6.")
 
     def sizes(self) -> list[int]:
@@ -301,7 +302,7 @@ class VectorBaselines(StageTask):
     columns = "reference,translation"  # the two columns that form a pair
     vectors = luigi.Parameter(default="../shared/data/wordvec/glove50_4k.txt", description="word2vec/GloVe text vectors of both baselines.")
     word_counts = luigi.Parameter(default="../shared/data/wordvec/enwiki_vocab_min200.txt", description="`word count` file for SIF's p(w) (empty: no SIF).")
-    reference_sentences = luigi.IntParameter(default=100_000, description="Training sentences (both sides, seeded sample) SIF's component is fitted on.")
+    reference_sentences = count_parameter(default=100_000, description="Training sentences (both sides, seeded sample) SIF's component is fitted on.")
 
     def training_data(self) -> str:
         raise NotImplementedError
@@ -404,7 +405,7 @@ class DataSourceComparison(Experiment):
     sources = luigi.DictParameter(default={"demo": {}}, description="Source name → corpus options (inputs, pairs, translator, engine, pp_vectors …).")
     models = luigi.Parameter(default="word_avg,trigram_avg,lstm_avg", description="Comma-separated encoders (the paper's Table 3 models).")
     decile = luigi.Parameter(default="", description="Deciles the samples come from (empty: all, as the paper's samples).")
-    n_pairs = luigi.IntParameter(default=100_000, description="Pairs per source (the paper: 100k); the smallest source's count when fewer.")
+    n_pairs = count_parameter(default=100_000, description="Pairs per source (the paper: 100k); the smallest source's count when fewer.")
 
     def source_options(self) -> dict[str, dict]:
         options = {name: dict(spec) for name, spec in self.sources.items()}

@@ -99,11 +99,11 @@ class Hypothesis:
 class DecodeOptions:
     """Decoding settings; the defaults are the paper's beam 12 and a generous length limit."""
 
-    beam_size: int = setting(12, "Beam size (the paper: 12); the best hypothesis is kept.")
-    max_source_tokens: int = setting(0, "Sources with more sentencepiece pieces are truncated and flagged (0: the model's limit).")
-    max_len_a: float = setting(1.5, "Hypotheses have at most a × source length + b pieces.")
-    max_len_b: int = setting(10, "See max_len_a.")
-    batch_tokens: int = setting(0, "Token budget of one decoder batch (sentences × longest source); 0: 4096 on the CPU, 16384 on a GPU.")
+    beam_size: int = setting(12, "Beam size (the paper: 12); the best hypothesis is kept.", minimum=1)
+    max_source_tokens: int = setting(0, "Sources with more sentencepiece pieces are truncated and flagged (0: the model's limit).", minimum=0)
+    max_len_a: float = setting(1.5, "Hypotheses have at most a × source length + b pieces.", minimum=0)
+    max_len_b: int = setting(10, "See max_len_a.", minimum=0)
+    batch_tokens: int = setting(0, "Token budget of one decoder batch (sentences × longest source); 0: 4096 on the CPU, 16384 on a GPU.", minimum=0)
 
 
 def token_batches(lengths: list[int], budget: int) -> Iterator[slice]:
