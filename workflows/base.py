@@ -14,6 +14,7 @@ instead of building the same output beside it.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import functools
 import hashlib
@@ -58,11 +59,31 @@ def users_mistake(error: BaseException | None) -> str:
     named by the parameter it was reading."""
     if isinstance(error, InputError | luigi.parameter.ParameterException):
         return str(error)
+    if storage := _storage_problem(error):
+        return storage
     if (frames := _luigi_frames(error, "parameter.py")) is not None:
         return f"{_parameter_named(frames)}{error}"
     context = error.__cause__ or error.__context__ if error is not None else None
     if (frames := _luigi_frames(error, "task.py")) is not None and (inner := _luigi_frames(context, "parameter.py")) is not None:
         return f"{_parameter_named(inner) or _parameter_named(frames)}{context}"  # Luigi re-raised it
+    return ""
+
+
+# Errors of the place outputs are written, not of the code: a read-only or full file system, a
+# quota, no permission, a file where a folder should be.
+_STORAGE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOTDIR}
+
+
+def _storage_problem(error: BaseException | None) -> str:
+    """``<path>: <reason>`` for a storage error anywhere in ``error``'s chain (a Beam worker's
+    error arrives wrapped in the runner's), naming the work directory when the system names no
+    file; '' for anything else."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, OSError) and error.errno in _STORAGE_ERRNOS:
+            return f"{error.filename or os.path.abspath(paranmt().workdir)}: {error.strerror}"
+        error = error.__cause__ or error.__context__
     return ""
 
 
@@ -101,7 +122,16 @@ class _UsersMistakesInOneLine(logging.Filter):
         return True
 
 
+class _UsersMistakesOnceOnly(logging.Filter):
+    """Beam logs a failing step's error with its traceback before the runner raises it; when it is
+    the user's mistake, Luigi's one line (above) says it, so Beam's record is dropped."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and users_mistake(record.exc_info[1]))
+
+
 logging.getLogger("luigi-interface").addFilter(_UsersMistakesInOneLine())
+logging.getLogger("apache_beam.runners.common").addFilter(_UsersMistakesOnceOnly())
 # A stage's running counts reach the console at most this often (every one reaches Luigi's status).
 PROGRESS_EVERY = 30.0
 
