@@ -1,5 +1,6 @@
 """Luigi tasks; ``luigi --module workflows BuildParaNMT --local-scheduler`` runs the pipeline."""
 
+
 from workflows.backtranslate import BackTranslate
 from workflows.build import BuildParaNMT
 from workflows.corpus import (
@@ -12,6 +13,7 @@ from workflows.corpus import (
     TrainOnFiltered,
     TrainPPModel,
 )
+from workflows.defaults import apply_package_defaults
 from workflows.encoders import EvaluateSTS, TrainEncoder
 from workflows.experiments import (
     DataSourceComparison,
@@ -23,6 +25,8 @@ from workflows.experiments import (
 )
 from workflows.ingest import IngestBitext
 from workflows.nmt import ConvertTranslator, EvaluateTranslator, TrainSentencePiece, TrainTranslator
+
+apply_package_defaults()  # read when a task is made, after this import: luigi.cfg overrides them
 
 __all__ = [
     "AssignDeciles",
