@@ -193,9 +193,8 @@ def run_beam(pairs_dir: str, vectors_path: str, out: Path, workers: int) -> tupl
     import apache_beam as beam
 
     from corpus.wordvec import load_vectors_cached
-    from pipelines.batches import file_rows
     from pipelines.deciles import write_corpus
-    from pipelines.io import dataset_files
+    from pipelines.io import dataset_files, file_rows
     from pipelines.options import pipeline_options
     from pipelines.score import build_score
 

@@ -70,15 +70,6 @@ def with_pairs(scored_path: str, pairs_path: str, batch_rows: int = BATCH_ROWS) 
         yield rows
 
 
-def file_rows(paths: list[str] | tuple[str, ...]) -> int:
-    """Rows in Parquet files, from their footers alone."""
-    total = 0
-    for path in paths:
-        with FileSystems.open(path) as handle:
-            total += pq.ParquetFile(handle).metadata.num_rows
-    return total
-
-
 @dataclass(frozen=True)
 class IdKeys:
     """Ranking keys of a batch: for each name, (score column, 64-bit hash of the id).

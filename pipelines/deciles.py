@@ -35,8 +35,8 @@ from corpus.deciles import SCORERS, Bracket, Key
 from corpus.mix import mix64
 from corpus.selection import PARTITION
 from corpus.stats import summary_markdown, summary_record
-from pipelines.batches import IdKeys, RankingInput, file_rows, shard_files, shard_number, with_pairs
-from pipelines.io import dataset_files, part_writer
+from pipelines.batches import IdKeys, RankingInput, shard_files, shard_number, with_pairs
+from pipelines.io import dataset_files, file_rows, part_writer
 from pipelines.progress import (
     UNWATCHED,
     Marks,

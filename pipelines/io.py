@@ -42,13 +42,30 @@ def ensure_nonempty(dataset_dir: str, schema: pa.Schema) -> None:
         write_part(schema.empty_table(), schema, dataset_dir, 0)
 
 
-def dataset_rows(dataset_dir: str) -> int:
-    """Row count from the Parquet footers alone."""
+def file_rows(paths: list[str] | tuple[str, ...]) -> int:
+    """Rows in Parquet files, from their footers alone."""
     total = 0
-    for path in dataset_files(dataset_dir):
+    for path in paths:
         with FileSystems.open(path) as handle:
             total += pq.ParquetFile(handle).metadata.num_rows
     return total
+
+
+def dataset_rows(dataset_dir: str) -> int:
+    """Row count of a dataset, from its parts' footers alone."""
+    return file_rows(dataset_files(dataset_dir))
+
+
+class RowsLost(RuntimeError):
+    """A stage wrote other than the rows it read: a runner or a step lost or repeated some."""
+
+
+def check_rows(stage: str, written: int, expected: int, what: str) -> None:
+    """Refuse to commit a stage whose output does not account for every row (RowsLost), so no
+    runner, present or future, can finish a stage with rows silently missing."""
+    if written != expected:
+        raise RowsLost(f"{stage}: {written} rows written for {expected} {what}; some were lost or repeated on the way, "
+                       "nothing was committed")
 
 
 def rejects_by_reason(rejects_dir: str) -> dict[str, int]:

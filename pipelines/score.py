@@ -21,8 +21,8 @@ from corpus.language import LanguageModel
 from corpus.scoring import score_texts
 from corpus.similarity import WordAverager
 from corpus.wordvec import load_vectors_cached
-from pipelines.batches import BATCH_ROWS, file_rows, iter_tables, shard_number
-from pipelines.io import part_writer
+from pipelines.batches import BATCH_ROWS, iter_tables, shard_number
+from pipelines.io import file_rows, part_writer
 from pipelines.progress import Report, RunPipeline, Tally, complete_rows, run_reporting
 
 # What scoring reads of a ``pairs`` shard: the sentences as written (language) and as tokens.

@@ -81,6 +81,7 @@ class BackTranslate(UsesGpu, StageTask):
         io.ensure_nonempty(pairs_dir, schemas.PAIRS)
         io.ensure_nonempty(rejects_dir, schemas.REJECTS)
         rows, rejects = io.dataset_rows(pairs_dir), io.rejects_by_reason(rejects_dir)
+        io.check_rows(self.stage, rows + sum(rejects.values()), total, "bitext rows (pairs and rejects)")
         translated = rows + sum(rejects.values()) - already
         truncated = truncated_rows(pairs_dir)
         rate = translated / seconds if seconds else 0.0

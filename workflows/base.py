@@ -39,7 +39,7 @@ import schemas
 from corpus.cache import cache_root, store
 from corpus.errors import InputError
 from corpus.files import write_atomically
-from pipelines.batches import file_rows
+from pipelines.io import file_rows
 from pipelines.options import pipeline_options
 from pipelines.progress import RunPipeline
 from workflows.config import paranmt

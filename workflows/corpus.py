@@ -120,6 +120,7 @@ class SelectTopHalf(ReadsPairs, StageTask):
         files = io.dataset_files(self.pairs_dir())
         counts = select_top_half(self.runner_for(files), files, out, str(partial_dir), self.sample_size, self.progress)
         io.ensure_nonempty(out, schemas.PAIRS)
+        io.check_rows(self.stage, io.dataset_rows(out), counts["selected"], "pairs selected")
         self.progress(f"{counts['selected']} of {counts['pairs']} pairs at or above the median translation score", 100)
         return {"schema": {"pairs": schemas.version_of(schemas.PAIRS)}, **counts}
 
@@ -184,6 +185,7 @@ class ScorePairs(ReadsPairs, StageTask):
         score_pairs(self.runner_for(files), files, scored_dir, vectors, self.batch_rows, self.progress)
         io.ensure_nonempty(scored_dir, schemas.SCORED)
         rows = io.dataset_rows(scored_dir)
+        io.check_rows(self.stage, rows, io.file_rows(files), "pairs")
         self.progress(f"{rows} pairs scored", 100)
         return {"schema": {"scored": schemas.version_of(schemas.SCORED)}, "rows": {"scored": rows}, "pp_model": model, "pairs_dir": self.pairs_dir()}
 
@@ -223,6 +225,7 @@ class AssignDeciles(StageTask):
             shown_corpus_dir=str(self.corpus_dir()), pp_model=read_manifest(self.requires().output_dir)["pp_model"],
             rejects=upstream_rejects(self), examples=self.examples, sample_size=self.sample_size, report=self.progress,
         )
+        io.check_rows(self.stage, io.dataset_rows(str(self.corpus_dir(partial_dir))), io.file_rows(scored), "scored pairs")
         return {
             "schema": {"corpus": schemas.version_of(schemas.CORPUS)},
             "rows": {"corpus": summary["rows"]},
@@ -253,6 +256,7 @@ class SelectTrainingSet(StageTask):
         shutil.rmtree(partial_dir / "candidates", ignore_errors=True)
         if not counts["selected"]:
             raise InputError(f"no corpus pair passes {rules}; widen the deciles or loosen the rules")
+        io.check_rows(self.stage, io.dataset_rows(str(out)), counts["selected"], "pairs selected")
         self.progress(f"{counts['selected']} pairs selected of {counts['passed_rules']} that pass {rules}", 100)
         return {"schema": {"training": schemas.version_of(schemas.TRAINING)}, "rows": {"training": counts["selected"]}, **counts}
 
