@@ -18,7 +18,7 @@ import pytest
 
 import schemas
 from corpus.text import english_tokens
-from models.nmt import convert, fairseq_train, spm
+from models.nmt import binarize, convert, fairseq_train, spm
 from models.nmt.translate import NmtModel
 
 NOUNS = dict(zip(
@@ -78,11 +78,7 @@ def build_tiny_nmt(root: Path) -> TinyNmt:
     spm_path = root / "spm.model"
     spm.train((s for column in ("cs", "en") for s in spm.bitext_column([str(bitext)], column)), spm_path,
               spm.SpmConfig(vocab_size=200))
-    codec = spm.Codec(spm_path)
-    fairseq_train.export_pieces([str(bitext)], codec, codec, root / "text", valid_size=100, max_pieces=255)
-    dictionary = root / "dict.txt"
-    dictionary.write_text("\n".join(spm.fairseq_dictionary(spm_path)) + "\n")
-    fairseq_train.binarize(root / "text", dictionary, dictionary, root / "data-bin")
+    binarize.binarize_bitext([str(bitext)], {"cs": spm_path, "en": spm_path}, root / "data-bin", valid_size=100, max_pieces=255)
     logs: list[list[str]] = []
     for epochs in (EPOCHS_FIRST, EPOCHS_TOTAL):
         logs.append([])

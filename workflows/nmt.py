@@ -16,7 +16,7 @@ import luigi
 
 from corpus.errors import InputError
 from corpus.files import write_atomically
-from models.nmt import convert, evaluate, fairseq_train, spm
+from models.nmt import binarize, convert, evaluate, fairseq_train, spm
 from models.nmt.devices import resolve_device
 from models.nmt.translate import ENGINES, DecodeOptions, NmtModel, load_translator
 from pipelines import io
@@ -130,24 +130,19 @@ class TrainTranslator(UsesGpu, StageTask):
         return {"device": device, "pairs": counts, "checkpoint": checkpoint.name}
 
     def _binarized(self, partial_dir: Path, spm_paths: dict[str, Path], max_positions: int) -> tuple[Path, dict]:
-        """Export and binarize once: each step's output is renamed into place when complete."""
+        """Binarize once: the pair counts are written, then data-bin is renamed into place."""
         data_dir = partial_dir / "data-bin"
         counts_file = partial_dir / "pairs.json"
         if not data_dir.exists():
-            text_dir = partial_dir / "text"
-            self.progress("encoding the bitext with sentencepiece")
-            codecs = {lang: spm.Codec(path) for lang, path in spm_paths.items()}
             bitext_files = io.dataset_files(str(self.requires()["bitext"].bitext_dir()))
-            counts = fairseq_train.export_pieces(bitext_files, codecs["cs"], codecs["en"], text_dir,
-                                                 self.valid_size, max_positions - 1)
-            dicts = {}
-            for lang, path in spm_paths.items():
-                dicts[lang] = partial_dir / f"dict.{lang}.txt"
-                dicts[lang].write_text("\n".join(spm.fairseq_dictionary(path)) + "\n")
-            self.progress("binarizing with fairseq-preprocess")
-            counts_file.write_text(json.dumps(counts))
-            binarize = lambda staging: fairseq_train.binarize(text_dir, dicts["cs"], dicts["en"], staging, workers=os.cpu_count() or 1)  # noqa: E731
-            write_atomically(data_dir, binarize, clear_stale=True)  # the stage's lock is held
+            workers = os.cpu_count() or 1
+            self.progress(f"binarizing {len(bitext_files)} bitext shards ({workers} processes)")
+
+            def write(staging: Path) -> None:
+                counts = binarize.binarize_bitext(bitext_files, spm_paths, staging, self.valid_size, max_positions - 1, workers)
+                counts_file.write_text(json.dumps(counts))
+
+            write_atomically(data_dir, write, clear_stale=True)  # the stage's lock is held
         return data_dir, json.loads(counts_file.read_text())
 
     def _on_fairseq_line(self, line: str) -> None:

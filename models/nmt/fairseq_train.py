@@ -1,8 +1,8 @@
-"""Training a cs→en Transformer with fairseq: export piece text, binarize, train, resume.
+"""Training a cs→en Transformer with fairseq on the binarized bitext (``models.nmt.binarize``), resuming.
 
-fairseq's own command-line tools do the work (``fairseq-preprocess``, ``fairseq-train``) in
-subprocesses, so a crash or kill of the trainer never takes the caller down and the
-trainer's output can be streamed into the caller's log. ``fairseq-train`` resumes from
+fairseq's own command-line tools (``fairseq-train``; ``fairseq-preprocess`` for the reference
+binarization) run in subprocesses, so a crash or kill of the trainer never takes the caller down
+and the trainer's output can be streamed into the caller's log. ``fairseq-train`` resumes from
 ``checkpoint_last.pt`` in its save directory by itself, so rerunning :func:`train` on the
 same directories continues an interrupted training.
 """
@@ -13,17 +13,11 @@ import os
 import shlex
 import subprocess
 import sys
-from collections.abc import Callable, Iterable
-from contextlib import ExitStack
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-import pyarrow.parquet as pq
-
-from corpus.ids import id_hashes
 from corpus.settings import setting
-from models.nmt.spm import Codec
 
 SOURCE_LANG, TARGET_LANG = "cs", "en"
 
@@ -133,64 +127,6 @@ class TrainConfig:
         args += ["--fp16"] if self.fp16 else []
         args += ["--cpu"] if self.cpu else []
         return [*args, *shlex.split(self.extra_args)]
-
-
-def export_pieces(
-    bitext_files: Iterable[str],
-    codec_source: Codec,
-    codec_target: Codec,
-    text_dir: Path,
-    valid_size: int,
-    max_pieces: int,
-    batch_rows: int = 20_000,
-) -> dict:
-    """Write ``{train,valid}.{cs,en}``: sentencepiece pieces joined by spaces, one sentence a line.
-
-    A pair goes to the validation set when its id hash falls in the lowest ``valid_size / rows``
-    of the hash range, at most a tenth (about ``valid_size`` pairs, the same ones on every run). Pairs with a side of
-    more than ``max_pieces`` pieces, or none, are left out of both sets and counted.
-    """
-    files = list(bitext_files)
-    rows = sum(pq.ParquetFile(path).metadata.num_rows for path in files)
-    cutoff = np.uint64(min(0.1, valid_size / max(rows, 1)) * 2.0**64)
-    text_dir.mkdir(parents=True, exist_ok=True)
-    counts = {"train": 0, "valid": 0, "too_long": 0, "empty": 0}
-    with ExitStack() as stack:
-        handles = {
-            (split, lang): stack.enter_context(open(text_dir / f"{split}.{lang}", "w", encoding="utf-8"))
-            for split in ("train", "valid") for lang in (SOURCE_LANG, TARGET_LANG)
-        }
-        for path in files:
-            for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_rows, columns=["id", "cs", "en"]):
-                ids, cs, en = (batch.column(name).to_pylist() for name in ("id", "cs", "en"))
-                is_valid = id_hashes(ids) < cutoff
-                for valid, src, tgt in zip(is_valid, codec_source.encode(cs), codec_target.encode(en), strict=True):
-                    if not src or not tgt:
-                        counts["empty"] += 1
-                        continue
-                    if max(len(src), len(tgt)) > max_pieces:
-                        counts["too_long"] += 1
-                        continue
-                    split = "valid" if valid else "train"
-                    handles[split, SOURCE_LANG].write(" ".join(src) + "\n")
-                    handles[split, TARGET_LANG].write(" ".join(tgt) + "\n")
-                    counts[split] += 1
-    if not counts["train"]:
-        raise ValueError(f"no training pairs left out of {rows} bitext rows: {counts}")
-    return counts
-
-
-def binarize(text_dir: Path, source_dict: Path, target_dict: Path, dest_dir: Path, workers: int = 1) -> None:
-    """``fairseq-preprocess`` the exported pieces with the given dictionaries into ``dest_dir``."""
-    splits = ["--trainpref", str(text_dir / "train")]
-    if (text_dir / f"valid.{SOURCE_LANG}").stat().st_size:
-        splits += ["--validpref", str(text_dir / "valid")]
-    run_tool(
-        "preprocess",
-        ["--source-lang", SOURCE_LANG, "--target-lang", TARGET_LANG,
-         *splits, "--destdir", str(dest_dir), "--srcdict", str(source_dict), "--tgtdict", str(target_dict),
-         "--workers", str(workers), "--dataset-impl", "mmap"],
-    )
 
 
 def train(data_dir: Path, save_dir: Path, config: TrainConfig, shared_vocabulary: bool,

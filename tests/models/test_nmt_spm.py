@@ -1,4 +1,4 @@
-"""Sentencepiece vocabularies and the piece export that feeds fairseq-preprocess."""
+"""Sentencepiece vocabularies and the fairseq training settings."""
 
 import pytest
 from nmt_fixtures import bitext_table, toy_pairs
@@ -42,22 +42,6 @@ def test_training_is_deterministic(bitext, tmp_path):
     second = spm.train(spm.bitext_column([bitext], "cs"), tmp_path / "b.model", config)
     assert first == second
     assert (tmp_path / "a.model").read_bytes() == (tmp_path / "b.model").read_bytes()
-
-
-def test_export_splits_by_id_hash_and_counts_what_it_leaves_out(bitext, tmp_path):
-    model = tmp_path / "spm.model"
-    spm.train(spm.bitext_column([bitext], "cs"), model, spm.SpmConfig(vocab_size=100))
-    codec = spm.Codec(model)
-    counts = fairseq_train.export_pieces([bitext], codec, codec, tmp_path / "text", valid_size=20, max_pieces=40)
-    assert counts["too_long"] == 1 and counts["empty"] == 1
-    assert counts["train"] + counts["valid"] == 300
-    assert 5 <= counts["valid"] <= 30
-    lines = {name: (tmp_path / "text" / name).read_text().splitlines() for name in ("train.cs", "train.en", "valid.cs")}
-    assert len(lines["train.cs"]) == len(lines["train.en"]) == counts["train"]
-    assert all(0 < len(line.split()) <= 40 for line in lines["train.cs"])
-    again = fairseq_train.export_pieces([bitext], codec, codec, tmp_path / "again", valid_size=20, max_pieces=40)
-    assert again == counts
-    assert (tmp_path / "again" / "valid.cs").read_text() == (tmp_path / "text" / "valid.cs").read_text()
 
 
 def test_train_config_uses_preset_values_unless_overridden():
