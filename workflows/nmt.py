@@ -183,7 +183,7 @@ class ConvertTranslator(StageTask):
 def model_task(inputs: str, engine: str, translator_params) -> StageTask:
     """The stage whose ``nmt.json`` an engine loads: the converted model for CTranslate2, the checkpoint for fairseq."""
     if engine not in ENGINES:
-        raise ValueError(f"unknown engine {engine!r}; choose one of {ENGINES}")
+        raise InputError(f"unknown engine {engine!r}; choose one of {ENGINES}")
     if engine == "ctranslate2":
         return ConvertTranslator(inputs=inputs, translator=translator_params)
     return TrainTranslator(inputs=inputs, **translator_params)
