@@ -9,6 +9,7 @@ import os
 import shlex
 
 from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.version import __version__ as beam_version
 
 # Two warnings every SDK worker logs at start-up that say nothing about the user's pipeline:
 # "No semi_persistent_directory found" (sdk_worker_main, run as __main__: the DirectRunner's
@@ -51,6 +52,11 @@ def pipeline_options(runner: str = "DirectRunner", num_workers: int = 0, extra_a
         args += [f"--default_sdk_harness_log_level={logging.getLevelName(log_level)}",
                  f"--sdk_harness_log_level_overrides={json.dumps(_WORKER_START_UP_NOISE)}"]
     args += shlex.split(extra_args)
+    if runner == "DirectRunner" and not any(a.startswith("--update_compatibility_version") for a in args):
+        # Beam's DirectRunner first tries the Prism runner, which downloads its binary from GitHub
+        # (offline: a wait for the network to fail, then a fallback); it skips Prism when an update
+        # compatibility version is set, and Beam's own version changes no transform's expansion.
+        args.append(f"--update_compatibility_version={beam_version}")
     if runner == "DirectRunner" and not any(a.startswith("--direct_") for a in args):
         workers = direct_workers(num_workers, rows)
         if workers == 1:

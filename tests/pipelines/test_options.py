@@ -21,3 +21,24 @@ def test_a_small_input_runs_in_process_and_a_large_one_on_up_to_one_worker_per_c
 
 def test_a_runner_flag_given_in_the_extra_args_wins():
     assert direct_args(rows=1000, extra_args="--direct_running_mode=multi_threading") == ("multi_threading", 1)
+
+
+def test_the_direct_runner_never_reaches_for_the_network(monkeypatch, caplog):
+    """Beam's DirectRunner tries Prism first, which downloads its binary: our options skip it."""
+    import logging
+    import socket
+
+    import apache_beam as beam
+    from apache_beam.testing.util import assert_that, equal_to
+
+    reached = []
+
+    def refuse(host, *args, **kwargs):
+        reached.append(host)
+        raise OSError(f"network access in a test: {host}")
+
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    with caplog.at_level(logging.INFO), beam.Pipeline(options=pipeline_options(num_workers=1)) as pipeline:
+        doubled = pipeline | beam.Create([1, 2, 3]) | beam.Map(lambda x: 2 * x)
+        assert_that(doubled, equal_to([2, 4, 6]))
+    assert reached == [] and "Prism" not in caplog.text
