@@ -71,7 +71,7 @@ def with_settings(*config_types: type, only: tuple[str, ...] = ()) -> Callable[[
 
 
 def config_from(task: luigi.Task, config_type: type, **values: Any) -> Any:
-    """``config_type`` filled from the task's parameters of the same names (plus ``values``);
+    """``config_type`` filled from the task's parameters of the same names (``values`` win);
     settings the task does not expose keep their defaults."""
     given = {f.name: getattr(task, f.name) for f in settings_of(config_type) if hasattr(task, f.name)}
-    return config_type(**given, **values)
+    return config_type(**{**given, **values})

@@ -104,6 +104,13 @@ class TrainTranslator(UsesGpu, StageTask):
             return []
         return {"bitext": IngestBitext(inputs=self.inputs), "spm": TrainSentencePiece(inputs=self.inputs)}
 
+    def resolved_preset(self) -> str:
+        """``auto``: the tiny model for the embedded demo corpus (empty --inputs), trained on a CPU
+        in minutes; the base model for real data."""
+        if self.preset != "auto":
+            return self.preset
+        return "tiny" if not self.inputs else "base"
+
     def input_files(self) -> list[str]:
         if not self.checkpoint:
             return []
@@ -116,11 +123,12 @@ class TrainTranslator(UsesGpu, StageTask):
         if self.checkpoint:
             return self._use_given(partial_dir)
         device = resolve_device("fairseq", self.device)
-        config = config_from(self, fairseq_train.TrainConfig, fp16=device == "cuda", cpu=device == "cpu", extra_args=self.fairseq_args)
+        config = config_from(self, fairseq_train.TrainConfig, preset=self.resolved_preset(), fp16=device == "cuda", cpu=device == "cpu",
+                             extra_args=self.fairseq_args)
         spm_task = self.requires()["spm"]
         spm_paths = {lang: path.resolve() for lang, path in spm_task.model_paths().items()}
         data_dir, counts = self._binarized(partial_dir, spm_paths, config.max_positions)
-        self.progress(f"training preset {self.preset} on {device}: {counts['train']} pairs, {counts['valid']} for validation")
+        self.progress(f"training preset {config.preset} on {device}: {counts['train']} pairs, {counts['valid']} for validation")
         checkpoint = fairseq_train.train(data_dir, partial_dir / "checkpoints", config, spm_task.joint, self._on_fairseq_line)
         NmtModel(
             str(checkpoint.relative_to(partial_dir)), str(data_dir.relative_to(partial_dir)),

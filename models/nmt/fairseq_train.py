@@ -29,7 +29,9 @@ _COMMON = [
 
 # Architectures. `tiny` trains the embedded demo in minutes on 2 CPU cores (and the tests in
 # seconds); `small` is the usual model for ~100k-pair corpora (csen-more) on one GPU; `base` and
-# `big` are Vaswani et al.'s models for CzEng-sized data.
+# `big` are Vaswani et al.'s models for CzEng-sized data. Every preset stops: after its epochs, or
+# earlier when the validation loss stops improving (--patience).
+# The preset "auto" is resolved by the task: tiny for the embedded demo corpus, base otherwise.
 PRESETS: dict[str, dict] = {
     "tiny": {
         "arch": ["--arch", "transformer", "--encoder-layers", "2", "--decoder-layers", "2",
@@ -46,12 +48,12 @@ PRESETS: dict[str, dict] = {
     },
     "base": {
         "arch": ["--arch", "transformer"],
-        "lr": 7e-4, "warmup_updates": 4000, "dropout": 0.1, "max_tokens": 8192, "max_epoch": 0,
+        "lr": 7e-4, "warmup_updates": 4000, "dropout": 0.1, "max_tokens": 8192, "max_epoch": 20,
         "max_positions": 512, "threads": 0,
     },
     "big": {
         "arch": ["--arch", "transformer_vaswani_wmt_en_de_big"],
-        "lr": 5e-4, "warmup_updates": 4000, "dropout": 0.3, "max_tokens": 4096, "max_epoch": 0,
+        "lr": 5e-4, "warmup_updates": 4000, "dropout": 0.3, "max_tokens": 4096, "max_epoch": 20,
         "max_positions": 512, "threads": 0,
     },
 }
@@ -73,7 +75,8 @@ def fairseq_env(threads: int = 0) -> dict[str, str]:
 class TrainConfig:
     """What ``fairseq-train`` is told; zero / empty values take the preset's."""
 
-    preset: str = setting("base", "Model and optimizer preset: tiny (demo, CPU), small (~100k pairs), base, big.", choices=lambda: sorted(PRESETS))
+    preset: str = setting("auto", "Model and optimizer preset: tiny (demo, CPU), small (~100k pairs), base, big; auto: tiny for the embedded demo, else base.",
+                          choices=lambda: ["auto", *sorted(PRESETS)])
     max_epoch: int = setting(0, "Stop after this many epochs (0: the preset's).")
     max_update: int = setting(0, "Stop after this many updates (0: no limit).")
     max_tokens: int = setting(0, "Tokens per batch (0: the preset's).")
@@ -105,8 +108,6 @@ class TrainConfig:
 
     def arguments(self, shared_vocabulary: bool) -> list[str]:
         max_epoch, max_update = self.value("max_epoch"), self.max_update
-        if not (max_epoch or max_update):
-            raise ValueError(f"preset {self.preset!r} needs max_epoch or max_update")
         args = [
             *PRESETS[self.preset]["arch"], *_COMMON,
             "--lr", str(self.value("lr")), "--warmup-updates", str(self.value("warmup_updates")),

@@ -51,9 +51,10 @@ def test_train_config_uses_preset_values_unless_overridden():
     gpu = fairseq_train.TrainConfig(preset="base", max_update=1000, lr=1e-3, dropout=0.0, fp16=True, cpu=False,
                                     extra_args="--update-freq 4").arguments(shared_vocabulary=False)
     assert gpu[gpu.index("--lr") + 1] == "0.001" and gpu[gpu.index("--dropout") + 1] == "0.0"
-    assert "--fp16" in gpu and "--cpu" not in gpu and "--max-epoch" not in gpu
+    assert "--fp16" in gpu and "--cpu" not in gpu and gpu[gpu.index("--max-update") + 1] == "1000"
     assert gpu[-2:] == ["--update-freq", "4"] and "--share-decoder-input-output-embed" in gpu
-    with pytest.raises(ValueError, match="max_epoch or max_update"):
-        fairseq_train.TrainConfig(preset="base").arguments(shared_vocabulary=True)
+    for preset in fairseq_train.PRESETS:  # every preset stops
+        arguments = fairseq_train.TrainConfig(preset=preset).arguments(shared_vocabulary=True)
+        assert int(arguments[arguments.index("--max-epoch") + 1]) > 0
     with pytest.raises(ValueError, match="unknown preset"):
         fairseq_train.TrainConfig(preset="huge")
