@@ -26,14 +26,13 @@ DEMO_DETAIL = (
 
 
 def input_file_row(fingerprint: str) -> list[str]:
-    """A stage manifest's input fingerprint ``path:size:mtime_ns`` (``path:missing``) as
-    [path, size in bytes, modification time (UTC)]."""
+    """A stage manifest's input fingerprint ``path:size:content hash`` (``path:missing``) as
+    [path, size in bytes, content hash]."""
     path, _, rest = fingerprint.rpartition(":")
-    if rest == "missing":
-        return [path, "missing", "–"]
+    if rest in ("missing", "not-a-file"):
+        return [path, rest.replace("-", " "), "–"]
     path, _, size = path.rpartition(":")
-    modified = datetime.fromtimestamp(int(rest) / 1e9, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-    return [path, f"{int(size):,}", modified]
+    return [path, f"{int(size):,}", rest]
 
 
 def count_range(values: Sequence[int]) -> str:
@@ -56,7 +55,7 @@ class Provenance:
     demo: bool  # some training data is the embedded demo corpus
     data_sizes: Mapping[str, Sequence[int]]  # what was counted → the counts of the stages that counted it
     parameters: Mapping[str, str]  # every significant parameter of the experiment
-    input_files: Sequence[str]  # the stages' input fingerprints (path:size:mtime_ns)
+    input_files: Sequence[str]  # the stages' input fingerprints (path:size:content hash)
 
     def facts(self) -> dict[str, str]:
         """The short list shown first: label → text."""
@@ -77,7 +76,7 @@ class Provenance:
         warning = f'<p class="warning"><strong>{html.escape(DEMO_HEADLINE)}</strong> {html.escape(DEMO_DETAIL)}</p>\n' if self.demo else ""
         facts = "".join(f"<dt>{html.escape(label)}</dt><dd>{_code(label, text)}</dd>" for label, text in self.facts().items())
         parameters = html_table(["parameter", "value"], sorted(self.parameters.items()))
-        inputs = html_table(["input file", "bytes", "modified"], self.input_rows())
+        inputs = html_table(["input file", "bytes", "content hash (BLAKE2b)"], self.input_rows())
         return (
             f"{warning}<section class=\"provenance\"><h2>How this page was made</h2>\n<dl>{facts}</dl>\n"
             f"<details><summary>All {len(self.parameters)} parameters</summary>\n{parameters}\n</details>\n"
@@ -94,7 +93,7 @@ class Provenance:
     def markdown_details(self) -> str:
         """Every parameter and input file, for the end of report.md."""
         parameters = markdown_table(["parameter", "value"], sorted(self.parameters.items()))
-        inputs = markdown_table(["input file", "bytes", "modified"], self.input_rows(), align_right=[1])
+        inputs = markdown_table(["input file", "bytes", "content hash (BLAKE2b)"], self.input_rows(), align_right=[1])
         return f"## Parameters\n\n{parameters}\n## Input files\n\n{inputs}"
 
     def to_json(self) -> dict:

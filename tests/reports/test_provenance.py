@@ -9,8 +9,8 @@ from conftest import squeezed
 from reports.experiments import Report, Table
 from reports.provenance import DEMO_HEADLINE, Provenance, count_range, input_file_row
 
-# 2024-03-05 14:07:09 UTC in nanoseconds, as os.stat's st_mtime_ns.
-MTIME = 1709647629_000_000_000
+# A content hash, as workflows.base.file_fingerprint writes it.
+DIGEST = "96ef6b5f82e91611c1c027b751dfcdde"
 
 
 def provenance(demo: bool) -> Provenance:
@@ -24,13 +24,14 @@ def provenance(demo: bool) -> Provenance:
         demo=demo,
         data_sizes={"pairs each encoder trained on": [28, 40, 35], "scored pairs in the corpus (all deciles)": [400], "back-translated pairs": []},
         parameters={"models": "word_avg", "n_pairs": "1000000"},
-        input_files=[f"/data/pairs.tsv:1234567:{MTIME}", "/data/sts/gone.txt:missing", f"/data/pairs.tsv:1234567:{MTIME}"],
+        input_files=[f"/data/pairs.tsv:1234567:{DIGEST}", "/data/sts/gone.txt:missing", f"/data/pairs.tsv:1234567:{DIGEST}"],
     )
 
 
 def test_input_fingerprints_and_counts_read_as_people_write_them():
-    assert input_file_row(f"/a:b/pairs.tsv:1234567:{MTIME}") == ["/a:b/pairs.tsv", "1,234,567", "2024-03-05 14:07:09 UTC"]
+    assert input_file_row(f"/a:b/pairs.tsv:1234567:{DIGEST}") == ["/a:b/pairs.tsv", "1,234,567", DIGEST]
     assert input_file_row("/a/gone.txt:missing") == ["/a/gone.txt", "missing", "–"]
+    assert input_file_row("/a/folder:not-a-file") == ["/a/folder", "not a file", "–"]
     assert count_range([400]) == "400" and count_range([28, 40, 35]) == "28–40 (3 runs)" and count_range([7, 7]) == "7 (2 runs)"
 
 
@@ -51,15 +52,15 @@ def test_the_page_starts_with_the_provenance_and_warns_about_demo_data(tmp_path)
         assert fact in head
     assert "back-translated pairs" not in head  # nothing counted: not shown
     assert re.search(r"<td>n_pairs</td>\s*<td>1000000</td>", head) and "All 2 parameters" in head
-    assert re.search(r"<td>/data/pairs.tsv</td>\s*<td>1,234,567</td>\s*<td>2024-03-05 14:07:09 UTC</td>", head)
+    assert re.search(rf"<td>/data/pairs.tsv</td>\s*<td>1,234,567</td>\s*<td>{DIGEST}</td>", head)
     assert "2 input files" in head and head.index("warning") < head.index("How this page was made") < head.index("Result.")
 
     markdown = (tmp_path / "report.md").read_text()
     assert markdown.index(DEMO_HEADLINE) < markdown.index("- built: 2024-03-06 09:30 UTC") < markdown.index("## Table 7") < markdown.index("## Parameters")
-    assert "| /data/pairs.tsv | 1,234,567 | 2024-03-05 14:07:09 UTC |" in squeezed(markdown)
+    assert f"| /data/pairs.tsv | 1,234,567 | {DIGEST} |" in squeezed(markdown)
     document = json.loads((tmp_path / "report.json").read_text())["provenance"]
     assert document["created"] == "2024-03-06T09:30:00+00:00" and document["demo"] is True
-    assert document["input_files"] == ["/data/pairs.tsv:1234567:1709647629000000000", "/data/sts/gone.txt:missing"]
+    assert document["input_files"] == ["/data/pairs.tsv:1234567:96ef6b5f82e91611c1c027b751dfcdde", "/data/sts/gone.txt:missing"]
 
 
 def test_no_warning_on_real_data(tmp_path):

@@ -2,6 +2,7 @@
 the tasks write; `latest` links per model; empty report cells say why."""
 
 import math
+import os
 import re
 import subprocess
 import sys
@@ -44,11 +45,13 @@ def test_help_lists_each_parameter_once_with_its_default(task_name):
         assert f"--{task_name}-{name.replace('_', '-')}" not in entries
 
 
-def test_help_on_the_command_line_shows_the_configured_default():
+def test_help_on_the_command_line_shows_the_configured_default(tmp_path):
+    (tmp_path / "luigi.cfg").write_text("[TrainSentencePiece]\nvocab_size = 4000\n")
     result = subprocess.run([sys.executable, "-m", "luigi", "--module", "workflows", "TrainSentencePiece", "--help"],
-                            cwd=REPO, capture_output=True, text=True, timeout=120)
+                            cwd=REPO, capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "LUIGI_CONFIG_PATH": str(tmp_path / "luigi.cfg")})
     entries = help_entries(result.stdout)
-    assert result.returncode == 0 and "Default: 4000" in entries["--vocab-size"]  # luigi.cfg's, not the code's 32000
+    assert result.returncode == 0 and "Default: 4000" in entries["--vocab-size"]  # the configured one, not the code's 32000
     assert "Default: ''" in entries["--inputs"]
 
 
