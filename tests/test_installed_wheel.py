@@ -1,0 +1,80 @@
+"""The package as users get it: built into a wheel, installed (not editable), run from an empty
+folder without the repository or its luigi.cfg, with every network connection refused."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+# Loaded first by every Python process started with this folder on its path (the driver and
+# Beam's workers): a connection anywhere but this machine is written down and refused.
+NO_NETWORK = '''
+import os, socket
+_LOCAL = ("127.0.0.1", "::1", "localhost", "0.0.0.0", None, "")
+
+def _refuse(host):
+    with open(os.environ["PARANMT_TEST_NETWORK_LOG"], "a") as log:
+        log.write(f"{host}\\n")
+    raise OSError(f"network access refused in a test: {host}")
+
+_getaddrinfo, _connect = socket.getaddrinfo, socket.socket.connect
+
+def getaddrinfo(host, *args, **kwargs):
+    if host not in _LOCAL:
+        _refuse(host)
+    return _getaddrinfo(host, *args, **kwargs)
+
+def connect(self, address):
+    if isinstance(address, tuple) and address[0] not in _LOCAL:
+        _refuse(address[0])
+    return _connect(self, address)
+
+socket.getaddrinfo, socket.socket.connect = getaddrinfo, connect
+'''
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """The wheel built from this checkout, installed into its own folder (its dependencies are
+    this environment's)."""
+    root = tmp_path_factory.mktemp("wheel")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(root / "dist"), str(REPO)],
+                   check=True, capture_output=True, timeout=300)
+    wheel = next((root / "dist").glob("paranmt-*.whl"))
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(root / "site"), str(wheel)],
+                   check=True, capture_output=True, timeout=300)
+    (root / "guard").mkdir()
+    (root / "guard" / "sitecustomize.py").write_text(NO_NETWORK)
+    return root
+
+
+def run_installed(installed, folder, *args):
+    network_log = folder / "network.log"
+    environment = {**os.environ, "PYTHONPATH": f"{installed / 'guard'}:{installed / 'site'}", "PARANMT_TEST_NETWORK_LOG": str(network_log)}
+    environment.pop("LUIGI_CONFIG_PATH", None)
+    done = subprocess.run([sys.executable, "-m", "luigi", "--module", "workflows", *args, "--local-scheduler"], cwd=folder,
+                          env=environment, capture_output=True, text=True, timeout=600)
+    return done, (network_log.read_text().split() if network_log.exists() else [])
+
+
+def test_the_readme_command_builds_the_demo_from_an_empty_folder_offline(installed, tmp_path):
+    where = subprocess.run([sys.executable, "-c", "import workflows; print(workflows.__file__)"], cwd=tmp_path, capture_output=True, text=True,
+                           env={**os.environ, "PYTHONPATH": str(installed / "site")}, check=True).stdout
+    assert where.startswith(str(installed / "site"))  # the installed wheel, not this checkout
+    done, reached = run_installed(installed, tmp_path, "BuildParaNMT")
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    assert reached == [], reached
+    assert len(output.splitlines()) <= 60, output
+    assert "pairs per decile of pp_sim (0 … 9): 40 40 40 40 40 40 40 40 40 40" in output
+    assert (tmp_path / "work" / "corpus" / "latest" / "_SUCCESS").exists()
+
+
+def test_a_failure_from_an_empty_folder_is_one_line_and_non_zero(installed, tmp_path):
+    done, reached = run_installed(installed, tmp_path, "IngestBitext", "--inputs", "absent.gz")
+    assert done.returncode == 30 and reached == []
+    assert (done.stdout + done.stderr).strip().count("\n") == 0, done.stdout + done.stderr
