@@ -71,12 +71,13 @@ def run_plain_python(source: Path, out: Path) -> int:
 def run_beam(source: Path, out: Path, workers: int, shards: int) -> int:
     import apache_beam as beam
 
-    from pipelines.ingest import build_ingest, expand_inputs
+    from corpus.inputs import resolve_inputs
+    from pipelines.ingest import build_ingest
     from pipelines.io import dataset_rows
     from pipelines.options import pipeline_options
 
     with beam.Pipeline(options=pipeline_options("DirectRunner", workers)) as pipeline:
-        build_ingest(pipeline, expand_inputs(str(source)), str(out / "bitext"), str(out / "rejects"), shards)
+        build_ingest(pipeline, resolve_inputs(str(source)), str(out / "bitext"), str(out / "rejects"), shards)
     return dataset_rows(str(out / "bitext"))
 
 

@@ -1,7 +1,8 @@
 """Readers for the three input layouts; every malformed line becomes a Reject, never an exception.
 
-The readers take iterables of raw byte lines (what any file object yields), so the same code
-serves local files, gzip streams and Beam filesystems. Line numbers are 1-based.
+The readers take iterables of raw byte lines (what any file object yields, or
+``corpus.inputs.read_lines``, which puts a Reject in place of a line it cannot vouch for), so the
+same code serves plain files, gzip streams and tests. Line numbers are 1-based.
 
 Input specifications (``parse_input_spec``), comma-separated:
   * ``path/or/glob`` of CzEng 1.6 plaintext files (gzip or plain): id, filter score, Czech, English;
@@ -31,6 +32,9 @@ INVISIBLE_FORMATTING = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u2
 # Control characters reject the line (`control_character`): C0 but TAB, DEL and C1. A NUL or a
 # stray carriage return inside a line means binary data or a broken export, not text.
 CONTROL_CHARACTER = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+# Said of a line holding a CR: lines end at LF (or CRLF) only, so a file whose lines end with a
+# CR alone (classic Mac OS) is one long line.
+CARRIAGE_RETURN_NOTE = "; it holds a carriage return: lines end with LF or CRLF (convert CR-only line ends: tr '\\r' '\\n')"
 # A number as the input formats write it: ASCII digits only (Python's float() also takes
 # "1_0", "١", " 1 " and "infinity").
 STRICT_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
@@ -142,25 +146,34 @@ def _decode(raw: bytes, source: str, line: int, max_line_bytes: int) -> str | Re
     """The line's text without invisible formatting (and so without a byte-order mark), or a
     Reject: too long, not UTF-8, or holding a control character."""
     if len(raw) > max_line_bytes:
-        return Reject.of(source, line, "too_long", f"{len(raw)} bytes > limit {max_line_bytes}", raw)
+        note = CARRIAGE_RETURN_NOTE if b"\r" in raw else ""
+        return Reject.of(source, line, "too_long", f"{len(raw)} bytes > limit {max_line_bytes}{note}", raw)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
         return Reject.of(source, line, "invalid_utf8", f"byte {error.start}: {error.reason}", raw)
     if control := CONTROL_CHARACTER.search(text):
-        return Reject.of(source, line, "control_character", f"U+{ord(control.group()):04X} at character {control.start()}", raw)
+        note = CARRIAGE_RETURN_NOTE if control.group() == "\r" else ""
+        return Reject.of(source, line, "control_character", f"U+{ord(control.group()):04X} at character {control.start()}{note}", raw)
     return text.translate(INVISIBLE_FORMATTING)
 
 
 def _strip_eol(raw: bytes) -> bytes:
-    return raw.rstrip(b"\r\n")
+    """The line without its end: LF, CRLF, or a CR that ends the file. Any other CR stays in the
+    line (and rejects it): one line's stray CR never decides how the others end."""
+    if raw.endswith(b"\n"):
+        raw = raw[:-1]
+    return raw[:-1] if raw.endswith(b"\r") else raw
 
 
 def _tab_fields(
-    lines: Iterable[bytes], source: str, columns: int, max_line_bytes: int
+    lines: Iterable[bytes | Reject], source: str, columns: int, max_line_bytes: int
 ) -> Iterator[tuple[int, bytes, list[str]] | Reject]:
     """(line number, raw line, stripped fields) of tab-separated lines; bad lines as Rejects."""
     for number, raw in enumerate(lines, start=1):
+        if isinstance(raw, Reject):
+            yield raw
+            continue
         raw = _strip_eol(raw)
         if not raw.strip():
             yield Reject.of(source, number, "blank_line", "line holds no pair", raw)
@@ -177,7 +190,7 @@ def _tab_fields(
 
 
 def iter_czeng(
-    lines: Iterable[bytes], source: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+    lines: Iterable[bytes | Reject], source: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
 ) -> Iterator[BitextRecord | Reject]:
     """CzEng 1.6 plaintext: ``id<TAB>filter score<TAB>Czech<TAB>English``."""
     for item in _tab_fields(lines, source, 4, max_line_bytes):
@@ -212,15 +225,19 @@ def _empty_sides(cs: str, en: str) -> str:
 
 
 def iter_aligned(
-    cs_lines: Iterable[bytes],
-    en_lines: Iterable[bytes],
+    cs_lines: Iterable[bytes | Reject],
+    en_lines: Iterable[bytes | Reject],
     unit: InputUnit,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
 ) -> Iterator[BitextRecord | Reject]:
-    """Two line-aligned files; lines past the end of the shorter file are ``misaligned`` rejects."""
+    """Two line-aligned files; lines past the end of the shorter file are ``misaligned`` rejects;
+    a Reject in place of a line (either side's) is the pair's."""
     source, stem, domain = unit.source, unit.stem, unit.domain
     partner = os.path.basename(unit.partner or "")
     for number, (cs_raw, en_raw) in enumerate(zip_longest(cs_lines, en_lines), start=1):
+        if isinstance(cs_raw, Reject) or isinstance(en_raw, Reject):
+            yield cs_raw if isinstance(cs_raw, Reject) else en_raw
+            continue
         if cs_raw is None or en_raw is None:
             present, missing = (source, partner) if en_raw is None else (partner, source)
             raw = _strip_eol(cs_raw if en_raw is None else en_raw)
@@ -242,7 +259,7 @@ def iter_aligned(
 
 
 def iter_paranmt(
-    lines: Iterable[bytes], source: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+    lines: Iterable[bytes | Reject], source: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
 ) -> Iterator[ParaphraseRecord | Reject]:
     """ParaNMT-50M release layout: ``reference<TAB>translation<TAB>score``."""
     stem = source.removesuffix(".gz").rsplit(".", 1)[0]

@@ -9,22 +9,19 @@ by the hash of their id, grouped per shard, sorted by id, de-duplicated and writ
 
 from __future__ import annotations
 
-import os
-import zlib
 from collections import defaultdict
 from collections.abc import Iterator
-from dataclasses import replace
 from itertools import islice
 
 import apache_beam as beam
 import pyarrow as pa
-from apache_beam.io.filesystems import CompressionTypes, FileSystems
+from apache_beam.io.filesystems import FileSystems
 
 import schemas
 from corpus import readers
-from corpus.errors import InputError
 from corpus.ids import id_hash, shard_of
-from corpus.readers import BitextRecord, InputUnit, Reject, distinct_names
+from corpus.inputs import read_lines
+from corpus.readers import BitextRecord, InputUnit, Reject
 from corpus.text import english_tokens
 from corpus.tokenbatch import token_counts
 from pipelines.io import write_part
@@ -32,94 +29,6 @@ from pipelines.progress import UNWATCHED, Marks, Report, RunPipeline, Tally, mar
 
 STAGE = "ingest"
 CHUNK_LINES = 2_000
-GZIP_MAGIC = b"\x1f\x8b"
-GZIP_WBITS = 16 + zlib.MAX_WBITS  # zlib reads the gzip header and trailer
-BLOCK_BYTES = 1 << 16
-
-
-def expand_inputs(spec: str) -> list[InputUnit]:
-    """Resolve an input specification (see ``corpus.readers``) to files, checked up front: an
-    absent, empty or unreadable input is an InputError naming the file, before any work."""
-    units = []
-    for pattern, explicit_partner in readers.parse_input_spec(spec):
-        if explicit_partner:
-            units.append(InputUnit(_checked(pattern), _checked(explicit_partner)))
-            continue
-        matched = sorted(meta.path for meta in FileSystems.match([pattern])[0].metadata_list)
-        if not matched:
-            raise InputError(f"no input file matches {pattern!r}")
-        for path in matched:
-            partner = readers.aligned_partner(path)
-            if partner and not FileSystems.exists(partner):
-                raise InputError(f"{path} is line-aligned input but its partner {partner} is missing")
-            units.append(InputUnit(_checked(path), _checked(partner) if partner else None))
-    names = distinct_names(sorted({unit.path for unit in units}))
-    return sorted({replace(unit, name=names[unit.path]) for unit in units}, key=lambda unit: (unit.path, unit.partner or ""))
-
-
-def _checked(path: str) -> str:
-    """``path`` if it is a non-empty file, and gzip when named ``.gz``; else an InputError."""
-    if os.path.isdir(path):
-        raise InputError(f"input {path} is a directory; give the files in it (a glob such as {path}/*.gz)")
-    if not FileSystems.exists(path):
-        raise InputError(f"input file not found: {path}")
-    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as raw:
-        head = raw.read(2)
-    if not head:
-        raise InputError(f"input {path} is empty")
-    if path.endswith(".gz") and head != GZIP_MAGIC:
-        raise InputError(f"input {path} is named .gz but is not gzip (rename it, or compress it with gzip)")
-    return path
-
-
-def read_lines(path: str, source: str, damage: list[Reject]) -> Iterator[bytes]:
-    """Stream a file's lines (gzip or plain; LF, CRLF or CR-only line ends). A damaged or
-    truncated gzip stream ends the file after its last complete line and adds a
-    ``truncated_file`` reject to ``damage``: the lines before the damage are kept."""
-    number = 0
-    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as raw:
-        try:
-            for line in _split_lines(_gunzip(raw) if path.endswith(".gz") else iter(lambda: raw.read(BLOCK_BYTES), b"")):
-                yield line
-                number += 1
-        except (EOFError, zlib.error) as error:
-            detail = f"{path}: gzip stream damaged after line {number} ({error}); the lines before it are kept"
-            damage.append(Reject.of(source, number + 1, "truncated_file", detail, b""))
-
-
-def _gunzip(raw) -> Iterator[bytes]:
-    """Decompressed blocks of a gzip stream (members concatenated, as ``gzip`` writes appends);
-    EOFError when it ends inside a member. zlib directly, not GzipFile, whose buffered reader
-    drops the data it decompressed before it meets the damage."""
-    decompressor = zlib.decompressobj(GZIP_WBITS)
-    while block := raw.read(BLOCK_BYTES):
-        while block:
-            if decompressor.eof:
-                decompressor = zlib.decompressobj(GZIP_WBITS)
-            yield decompressor.decompress(block)
-            block = decompressor.unused_data
-    if not decompressor.eof:
-        raise EOFError("the file ends inside a gzip member")
-
-
-def _split_lines(blocks: Iterator[bytes]) -> Iterator[bytes]:
-    """Lines of a byte stream, each with its end; an unterminated last line is a line too.
-    Lines end with LF (CRLF included), or with CR in a file whose first line ends with a CR not
-    followed by LF (old Mac exports)."""
-    pending, end = b"", None
-    for block in blocks:
-        pending += block
-        if end is None:
-            if b"\n" in pending:
-                end = b"\n"
-            elif b"\r" in pending[:-1]:
-                end = b"\r"
-            else:
-                continue
-        *lines, pending = pending.split(end)
-        yield from (line + end for line in lines)
-    if pending:
-        yield pending
 
 
 def read_unit(unit: InputUnit, max_line_bytes: int, chunk_lines: int = CHUNK_LINES) -> Iterator[list]:
@@ -133,7 +42,7 @@ def read_unit(unit: InputUnit, max_line_bytes: int, chunk_lines: int = CHUNK_LIN
 
 
 def chunked(records: Iterator, damage: list[Reject], chunk_lines: int) -> Iterator[list]:
-    """Lists of at most ``chunk_lines`` records, then the file-damage rejects (read_lines), if any."""
+    """Lists of at most ``chunk_lines`` records, then the file-damage rejects (corpus.inputs.read_lines), if any."""
     while chunk := list(islice(records, chunk_lines)):
         yield chunk
     if damage:

@@ -18,10 +18,11 @@ import pyarrow as pa
 
 import schemas
 from corpus.ids import shard_of
+from corpus.inputs import read_lines
 from corpus.readers import DEFAULT_MAX_LINE_BYTES, InputUnit, ParaphraseRecord, Reject, iter_paranmt
 from corpus.text import english_tokens
 from corpus.tokenbatch import token_columns
-from pipelines.ingest import WriteRejects, chunked, read_lines
+from pipelines.ingest import WriteRejects, chunked
 from pipelines.io import write_part
 
 STAGE = "import"

@@ -10,9 +10,10 @@ import luigi
 
 import schemas
 from corpus.errors import InputError
+from corpus.inputs import resolve_inputs
 from corpus.readers import DEFAULT_MAX_LINE_BYTES, InputUnit
 from pipelines import io
-from pipelines.ingest import expand_inputs, ingest
+from pipelines.ingest import ingest
 from workflows.base import StageTask, log
 
 # Share of an input's lines that, rejected, earns a warning on the console.
@@ -37,9 +38,9 @@ class ReadsRawFiles(StageTask):
 
     @cached_property
     def units(self) -> list[InputUnit]:
-        """The inputs, resolved and checked (pipelines.ingest.expand_inputs) once per task: the
+        """The inputs, resolved and checked (corpus.inputs.resolve_inputs) once per task: the
         fingerprint, computed many times per run, would otherwise reopen every file each time."""
-        return expand_inputs(self.resolved_inputs())
+        return resolve_inputs(self.resolved_inputs())
 
     def check_inputs(self) -> None:
         for name in ("num_shards", "max_line_bytes"):

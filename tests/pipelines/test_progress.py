@@ -11,9 +11,10 @@ from test_deciles_pipeline import run_in_process, scored_table, write_scored, wr
 from test_score import pairs_table, write_vectors
 
 import schemas
+from corpus.inputs import resolve_inputs
 from corpus.selection import Rules, Sample
 from pipelines import deciles, progress
-from pipelines.ingest import expand_inputs, ingest
+from pipelines.ingest import ingest
 from pipelines.io import dataset_files, write_part
 from pipelines.progress import (
     UNWATCHED,
@@ -82,7 +83,7 @@ def test_ingest_counts_every_line_read_and_tokenized(tmp_path, last_report):
     run, report, messages = last_report
     lines = [f"news-b1-00train-f00001-s{n}\t0.9\tPes {n}.\tThe dog {n}." for n in range(30)] + ["too\tfew"]
     (tmp_path / "00train.gz").write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
-    ingest(run, expand_inputs(str(tmp_path / "00train.gz")), str(tmp_path / "bitext"), str(tmp_path / "rejects"), 2, 10_000, str(tmp_path), report)
+    ingest(run, resolve_inputs(str(tmp_path / "00train.gz")), str(tmp_path / "bitext"), str(tmp_path / "rejects"), 2, 10_000, str(tmp_path), report)
     assert messages[-1].startswith("31/31 lines tokenized (")
     assert sorted(path.name for path in tmp_path.iterdir()) == ["00train.gz", "bitext", "rejects"]
 

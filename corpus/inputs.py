@@ -1,0 +1,248 @@
+"""Input files: which file each input names, in which format, and its lines.
+
+Every stage that reads the user's raw files resolves them with :func:`resolve_inputs` and reads
+them with :func:`read_lines`, so each rule here holds for every input:
+
+* **One file, read once.** An input is the file it resolves to (``os.path.realpath``): one file
+  given in two spellings (``./w.cs`` and ``w.cs``, a path through a symlinked folder, a glob and
+  a name) is read once, with the same source name and ids whichever spelling is used. A file
+  belongs to one input only (a file read as two different inputs is refused).
+* **A name before a glob.** An input that exists is that file, whatever characters its name holds
+  (``part[1].tsv``); only an input that does not exist is a glob, relative to the current folder
+  as in the shell (``*.tsv``).
+* **English files are partners.** A matched ``x.en`` that is the partner of a Czech input is read
+  as that pair's English side only; one that is no Czech file's partner is refused, never read as
+  CzEng.
+* **Regular files only.** A pipe (FIFO, process substitution ``/dev/fd/N``), device or socket is
+  refused: an input is read more than once (hashed for the fingerprint, checked here, read by the
+  pipeline, read again by a resumed run), and a pipe gives its bytes only once.
+* **The bytes decide the format.** gzip is decompressed, whatever the name; bzip2, xz, zstd and
+  zip are refused, as is a file named for a compression its bytes do not have.
+* **Line ends per line.** A line ends at LF; a CR just before it (CRLF) or at the very end of the
+  file belongs to the line end. A CR anywhere else is part of the line, and rejects it
+  (``control_character``, corpus.readers): one stray CR never changes how other lines are cut.
+* **Only checked gzip text is kept.** A gzip member's CRC-32 and length are checked before any of
+  its lines is kept. Reading stops at the first member that fails (or is cut off, or is not
+  valid deflate data): its lines are ``damaged_gzip`` rejects, and one ``truncated_file`` reject
+  says that nothing after it was read (damage can add or remove line ends, so the line numbers
+  after it, and which lines of a line-aligned pair belong together, are not known).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import stat
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
+
+from corpus.errors import InputError
+from corpus.readers import (
+    ALIGNED_PARTNERS,
+    InputUnit,
+    Reject,
+    aligned_partner,
+    distinct_names,
+    parse_input_spec,
+)
+
+ENGLISH_SUFFIXES = tuple(ALIGNED_PARTNERS.values())
+# Compressed formats, known by their first bytes; only gzip is read (it is the one whose
+# checksums read_lines checks before keeping a line).
+COMPRESSIONS = {
+    "gzip": (re.compile(rb"\x1f\x8b"), ".gz"),
+    "bzip2": (re.compile(rb"BZh[1-9](?:1AY&SY|\x17rE8P\x90)"), ".bz2"),
+    "xz": (re.compile(rb"\xfd7zXZ\x00"), ".xz"),
+    "zstd": (re.compile(rb"\x28\xb5\x2f\xfd"), ".zst"),
+    "zip": (re.compile(rb"PK\x03\x04"), ".zip"),
+}
+HEAD_BYTES = 10
+BLOCK_BYTES = 1 << 16
+GZIP_WBITS = 16 + zlib.MAX_WBITS  # zlib reads the gzip header and checks the trailer
+FILE_KINDS = {stat.S_IFIFO: "pipe", stat.S_IFCHR: "character device", stat.S_IFBLK: "block device", stat.S_IFSOCK: "socket"}
+
+
+def resolve_inputs(spec: str) -> list[InputUnit]:
+    """The files of an input specification (corpus.readers.parse_input_spec) as units over real
+    paths, each file in one unit, checked up front: an absent, special, empty or unreadable
+    file, or one compressed other than with gzip, is an InputError naming it, before any work."""
+    given: list[tuple[str, str | None]] = []
+    for pattern, partner in parse_input_spec(spec):
+        if partner:
+            given.append((pattern, partner))
+            continue
+        for path in _files_named(pattern):
+            partner = aligned_partner(path)
+            if partner and not os.path.lexists(partner):
+                raise InputError(f"{path} is line-aligned input but its partner {partner} is missing")
+            given.append((path, partner))
+    units = {InputUnit(_regular_file(path), _regular_file(partner) if partner else None): path for path, partner in given}
+    partners = {unit.partner for unit in units if unit.partner}
+    for unit, spelled in list(units.items()):
+        if unit.partner is None and unit.path in partners:
+            del units[unit]  # the English side of a pair also given (or matched) as a file
+        elif unit.partner is None and spelled.removesuffix(".gz").endswith(ENGLISH_SUFFIXES):
+            raise InputError(f"input {spelled} is the English side of a line-aligned pair: give its Czech file, "
+                             f"or write the pair as czech_file::{spelled}")
+    _each_file_once(units)
+    for unit in units:
+        for path in (unit.path, unit.partner):
+            if path:
+                _check_content(path)
+    names = distinct_names(sorted({unit.path for unit in units}))
+    return sorted((replace(unit, name=names[unit.path]) for unit in units), key=lambda unit: (unit.path, unit.partner or ""))
+
+
+def _files_named(pattern: str) -> list[str]:
+    """The input itself when it exists, whatever characters its name holds; else the files its
+    glob matches (relative to the current folder), sorted."""
+    if os.path.lexists(pattern):
+        return [pattern]
+    matched = sorted(glob.glob(pattern))
+    if not matched:
+        raise InputError(f"no input file matches {pattern!r}")
+    return matched
+
+
+def _regular_file(path: str) -> str:
+    """The real path of ``path``, a regular file; an InputError saying what it is otherwise. The
+    type is checked before anything opens it: opening a pipe waits for a writer, and reading one
+    takes its bytes away from the pipeline."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise InputError(f"input file not found: {path}") from None
+    except OSError as error:
+        raise InputError(f"input {path} cannot be read: {error.strerror}") from None
+    if stat.S_ISDIR(mode):
+        raise InputError(f"input {path} is a directory; give the files in it (a glob such as {path}/*.gz)")
+    if not stat.S_ISREG(mode):
+        kind = FILE_KINDS.get(stat.S_IFMT(mode), "special file")
+        raise InputError(f"input {path} is a {kind}, not a regular file: an input is read more than once "
+                         "(fingerprint, checks, pipeline, a resumed run); save it to a file and give that")
+    return os.path.realpath(path)
+
+
+def _each_file_once(units: dict[InputUnit, str]) -> None:
+    """InputError for a file read by two different units (e.g. one Czech file with two English
+    partners): its lines would be read twice, under one source name and the same ids."""
+    owner: dict[str, InputUnit] = {}
+    for unit in units:
+        for path in (unit.path, unit.partner):
+            if path and owner.setdefault(path, unit) != unit:
+                first = owner[path]
+                raise InputError(f"input {path} is given as two different inputs ({_spec(first)} and {_spec(unit)}); give each file once")
+
+
+def _spec(unit: InputUnit) -> str:
+    return f"{unit.path}::{unit.partner}" if unit.partner else unit.path
+
+
+def _check_content(path: str) -> None:
+    """InputError unless the file can be read, is not empty and is plain or gzip (compression_of)."""
+    try:
+        with open(path, "rb") as raw:
+            head = raw.read(HEAD_BYTES)
+    except OSError as error:
+        raise InputError(f"input {path} cannot be read: {error.strerror}") from None
+    if not head:
+        raise InputError(f"input {path} is empty")
+    compression_of(path, head)
+
+
+def compression_of(path: str, head: bytes) -> str | None:
+    """``"gzip"``, or None for text, from the file's first bytes ``head``; an InputError for
+    another compression (never read as text) or for a name that claims one the bytes lack."""
+    by_bytes = next((name for name, (signature, _) in COMPRESSIONS.items() if signature.match(head)), None)
+    if by_bytes and by_bytes != "gzip":
+        raise InputError(f"input {path} is {by_bytes}-compressed; only gzip is read (its checksums are checked "
+                         f"line by line): decompress it, or compress it with gzip")
+    by_name = next((name for name, (_, suffix) in COMPRESSIONS.items() if path.endswith(suffix)), None)
+    if by_name and by_name != by_bytes:
+        raise InputError(f"input {path} is named {COMPRESSIONS[by_name][1]} but is not {by_name} "
+                         f"(rename it, or compress it with {by_name})")
+    return by_bytes
+
+
+def read_lines(path: str, source: str, damage: list[Reject]) -> Iterator[bytes | Reject]:
+    """A file's lines (gzip or plain, by its first bytes), without their LF. A gzip file is read
+    twice: once to check its members, once for its lines. A line holding text of a member that
+    failed its check comes as a ``damaged_gzip`` Reject in its place; nothing after that member
+    is read, and a ``truncated_file`` Reject, added to ``damage``, says where and why."""
+    failure: list[str] = []
+    with open(path, "rb") as raw:
+        compressed = compression_of(path, raw.read(HEAD_BYTES)) == "gzip"
+        raw.seek(0)
+        if compressed:
+            verified = _verified_size(_gunzip(raw, failure))
+            raw.seek(0)
+            blocks = _checked_blocks(_gunzip(raw, []), verified, damaged=bool(failure))
+        else:
+            blocks = ((block, True) for block in iter(lambda: raw.read(BLOCK_BYTES), b""))
+        problem = f"{os.path.basename(path)}: {failure[0]}" if failure else ""
+        read = yield from _lines(blocks, lambda number, line: Reject.of(
+            source, number, "damaged_gzip", f"{problem}: the line is not known to be intact", line))
+    if failure:
+        stop = f"{problem}; reading stopped: that member's lines are damaged_gzip rejects and nothing after it is read"
+        damage.append(Reject.of(source, read + 1, "truncated_file", stop, b""))
+
+
+def _gunzip(raw, failure: list[str]) -> Iterator[tuple[bytes, bool]]:
+    """(decompressed block, whether its member ended right after it, its CRC-32 and length
+    checked) of a gzip stream whose members are concatenated (as ``gzip`` writes appends). Ends
+    where the stream is damaged or cut, adding what is wrong to ``failure``. zlib directly, not
+    GzipFile, whose buffered reader drops what it decompressed before it meets the damage."""
+    decompressor, member = zlib.decompressobj(GZIP_WBITS), 1
+    try:
+        while block := raw.read(BLOCK_BYTES):
+            while block:
+                if decompressor.eof:
+                    decompressor, member = zlib.decompressobj(GZIP_WBITS), member + 1
+                yield decompressor.decompress(block), decompressor.eof
+                block = decompressor.unused_data
+        if not decompressor.eof:
+            failure.append(f"the file ends inside gzip member {member}")
+    except zlib.error as error:
+        failure.append(f"gzip member {member} is damaged ({error})")
+
+
+def _verified_size(blocks: Iterable[tuple[bytes, bool]]) -> int:
+    """Decompressed bytes of the members that passed their check, up to the first that did not."""
+    size = verified = 0
+    for block, member_checked in blocks:
+        size += len(block)
+        if member_checked:
+            verified = size
+    return verified
+
+
+def _checked_blocks(blocks: Iterable[tuple[bytes, bool]], verified: int, damaged: bool) -> Iterator[tuple[bytes, bool]]:
+    """(block, whether it lies in the first ``verified`` bytes); in a ``damaged`` file, then an
+    empty unverified block: a line the last verified member leaves unfinished is not kept."""
+    size = 0
+    for block, _ in blocks:
+        size += len(block)
+        yield block, size <= verified
+    if damaged:
+        yield b"", False
+
+
+def _lines(blocks: Iterable[tuple[bytes, bool]], unverified: Callable[[int, bytes], bytes | Reject]) -> Iterator[bytes | Reject]:
+    """Lines cut at LF from (block, verified) pairs, in which every block after an unverified
+    one is unverified; a line holding unverified bytes comes as ``unverified(line number, line)``.
+    Returns the number of lines."""
+    pending, number, checked = b"", 0, True
+    for block, checked in blocks:
+        pending += block
+        *lines, pending = pending.split(b"\n")
+        if checked:
+            yield from lines
+        else:
+            yield from (unverified(number + offset, line) for offset, line in enumerate(lines, start=1))
+        number += len(lines)
+    if pending:
+        number += 1
+        yield pending if checked else unverified(number, pending)
+    return number
