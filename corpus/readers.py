@@ -261,8 +261,10 @@ def iter_aligned(
 def iter_paranmt(
     lines: Iterable[bytes | Reject], source: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
 ) -> Iterator[ParaphraseRecord | Reject]:
-    """ParaNMT-50M release layout: ``reference<TAB>translation<TAB>score``."""
-    stem = source.removesuffix(".gz").rsplit(".", 1)[0]
+    """ParaNMT-50M release layout: ``reference<TAB>translation<TAB>score``. Ids keep the file's
+    extension (``para-nmt-5m.txt-000000001``): ``train.tsv`` and ``train.txt`` are two files,
+    and neither loses its pairs to the other's ids."""
+    stem = source.removesuffix(".gz")  # as InputUnit.stem of a file without a partner
     for item in _tab_fields(lines, source, 3, max_line_bytes):
         if isinstance(item, Reject):
             yield item

@@ -75,7 +75,7 @@ class WriteReleaseShard(beam.DoFn):
         table = pa.table({
             "id": [r.id for r in kept],
             "source": [r.source for r in kept],
-            "domain": [r.id.rsplit("-", 1)[0] for r in kept],
+            "domain": [InputUnit(r.source).domain for r in kept],  # the file name up to its first dot
             "czeng_score": pa.nulls(n, pa.float64()),
             "cs": [""] * n,
             "reference": references,

@@ -94,7 +94,7 @@ def test_aligned_rejects_invalid_utf8_and_empty_sides():
 
 def test_paranmt_release_lines():
     items = list(iter_paranmt(lines("a cat sat .\ta cat was sitting .\t0.83", "x\ty", "a\tb\tnot-a-number"), "para-nmt-5m.txt"))
-    assert items[0] == ParaphraseRecord("para-nmt-5m-000000001", "para-nmt-5m.txt", 1, "a cat sat .", "a cat was sitting .", 0.83)
+    assert items[0] == ParaphraseRecord("para-nmt-5m.txt-000000001", "para-nmt-5m.txt", 1, "a cat sat .", "a cat was sitting .", 0.83)
     assert [i.reason for i in items[1:]] == ["column_count", "bad_score"]
 
 

@@ -76,7 +76,7 @@ def test_release_file_becomes_pairs_with_rejects(tmp_path):
     pairs_dir, rejects_dir = str(tmp_path / "pairs"), str(tmp_path / "rejects")
     run_in_process(lambda p: build_release_import(p, [InputUnit(str(release))], pairs_dir, rejects_dir, 2))
     pairs = pd.read_parquet(pairs_dir).sort_values("id")
-    assert pairs.id.tolist() == ["para-nmt-mini-000000001", "para-nmt-mini-000000005"]
+    assert pairs.id.tolist() == ["para-nmt-mini.txt-000000001", "para-nmt-mini.txt-000000005"]
     assert pairs.trans_score.tolist() == [0.91, 1.0] and (pairs.domain == "para-nmt-mini").all() and (pairs.cs == "").all()
     assert rejects_by_reason(rejects_dir) == {"bad_score": 1, "column_count": 1, "empty_side": 1}
 

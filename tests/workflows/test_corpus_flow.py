@@ -26,6 +26,7 @@ from workflows.config import config_from
 from workflows.corpus import (
     AssignDeciles,
     CorpusStats,
+    ImportParaphrases,
     ScorePairs,
     SelectTrainingSet,
     TrainOnFiltered,
@@ -163,6 +164,21 @@ def test_release_file_input_is_imported_scored_and_its_rejects_summarized(luigi_
     assert summary["rows"] == len(good) and summary["rejects"]["import"]["by_reason"] == {"column_count": 1}
     corpus = pd.read_parquet(task.corpus_dir())
     assert sorted(corpus.trans_score) == sorted(float(line.rsplit("\t", 1)[1]) for line in good)
+
+
+@pytest.mark.parametrize("names", [("a/rel.tsv", "b/rel.tsv"), ("train.tsv", "train.txt")], ids=["two-folders", "two-extensions"])
+def test_release_files_with_one_stem_keep_all_their_pairs(luigi_workdir, tmp_path, names):
+    paths = []
+    for number, name in enumerate(names):
+        path = tmp_path / name
+        path.parent.mkdir(exist_ok=True)
+        path.write_text("".join(f"file {number} line {i} .\tfile {number} row {i} .\t0.5\n" for i in range(5)))
+        paths.append(str(path))
+    task = ImportParaphrases(files=",".join(paths))
+    build(task)
+    pairs = pd.read_parquet(task.output_dir / "pairs")
+    assert len(pairs) == 10 and pairs.id.is_unique
+    assert read_manifest(task.output_dir)["rejects"]["total"] == 0
 
 
 def test_build_paranmt_then_train_on_decile_9(luigi_workdir, tmp_path, tiny_nmt, sts_dir, tiny_pp_model):  # noqa: F811
