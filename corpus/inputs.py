@@ -6,10 +6,10 @@ them with :func:`read_lines`, so each rule here holds for every input:
 * **One file, read once.** An input is the file it resolves to (``os.path.realpath``): one file
   given in two spellings (``./w.cs`` and ``w.cs``, a path through a symlinked folder, a glob and
   a name) is read once, with the same source name and ids whichever spelling is used. A file
-  belongs to one input only (a file read as two different inputs is refused).
+  belongs to one input only (one in two inputs, or on both sides of a pair, is refused).
 * **A name before a glob.** An input that exists is that file, whatever characters its name holds
-  (``part[1].tsv``); only an input that does not exist is a glob, relative to the current folder
-  as in the shell (``*.tsv``).
+  (``part[1].tsv``); only an input that does not exist is a glob, as in the shell: relative to
+  the current folder (``*.tsv``), ``**`` for any depth of folders.
 * **English files are partners.** A matched ``x.en`` that is the partner of a Czech input is read
   as that pair's English side only; one that is no Czech file's partner is refused, never read as
   CzEng.
@@ -97,10 +97,10 @@ def resolve_inputs(spec: str) -> list[InputUnit]:
 
 def _files_named(pattern: str) -> list[str]:
     """The input itself when it exists, whatever characters its name holds; else the files its
-    glob matches (relative to the current folder), sorted."""
+    glob matches as in the shell (relative to the current folder; ``**``: any depth), sorted."""
     if os.path.lexists(pattern):
         return [pattern]
-    matched = sorted(glob.glob(pattern))
+    matched = sorted(glob.glob(pattern, recursive=True))
     if not matched:
         raise InputError(f"no input file matches {pattern!r}")
     return matched
@@ -126,14 +126,15 @@ def _regular_file(path: str) -> str:
 
 
 def _each_file_once(units: dict[InputUnit, str]) -> None:
-    """InputError for a file read by two different units (e.g. one Czech file with two English
-    partners): its lines would be read twice, under one source name and the same ids."""
+    """InputError for a file in two units, or on both sides of one (e.g. one Czech file with two
+    English partners): its lines would be read twice, under one source name and the same ids."""
     owner: dict[str, InputUnit] = {}
     for unit in units:
         for path in (unit.path, unit.partner):
-            if path and owner.setdefault(path, unit) != unit:
-                first = owner[path]
-                raise InputError(f"input {path} is given as two different inputs ({_spec(first)} and {_spec(unit)}); give each file once")
+            if path in owner:
+                raise InputError(f"input {path} is given twice ({_spec(owner[path])} and {_spec(unit)}); give each file once")
+            if path:
+                owner[path] = unit
 
 
 def _spec(unit: InputUnit) -> str:
@@ -158,7 +159,7 @@ def compression_of(path: str, head: bytes) -> str | None:
     by_bytes = next((name for name, (signature, _) in COMPRESSIONS.items() if signature.match(head)), None)
     if by_bytes and by_bytes != "gzip":
         raise InputError(f"input {path} is {by_bytes}-compressed; only gzip is read (its checksums are checked "
-                         f"line by line): decompress it, or compress it with gzip")
+                         "before its lines are kept): decompress it, or compress it with gzip")
     by_name = next((name for name, (_, suffix) in COMPRESSIONS.items() if path.endswith(suffix)), None)
     if by_name and by_name != by_bytes:
         raise InputError(f"input {path} is named {COMPRESSIONS[by_name][1]} but is not {by_name} "

@@ -103,8 +103,10 @@ def test_an_english_file_without_its_czech_file_is_refused(tmp_path, spec):
 def test_a_file_read_as_two_different_inputs_is_refused(tmp_path):
     for name in ("src.cs", "ref.A.en", "ref.B.en"):
         (tmp_path / name).write_text("Věta.\n")
-    with pytest.raises(InputError, match="src.cs is given as two different inputs"):
+    with pytest.raises(InputError, match="src.cs is given twice"):
         resolve_inputs(f"{tmp_path}/src.cs::{tmp_path}/ref.A.en,{tmp_path}/src.cs::{tmp_path}/ref.B.en")
+    with pytest.raises(InputError, match="ref.A.en is given twice"):
+        resolve_inputs(f"{tmp_path}/ref.A.en::{tmp_path}/ref.A.en")
 
 
 def test_an_existing_name_is_that_file_and_only_an_absent_one_is_a_glob(tmp_path):
@@ -121,6 +123,7 @@ def test_an_existing_name_is_that_file_and_only_an_absent_one_is_a_glob(tmp_path
     assert paths(f"{tmp_path}/star*.tsv") == ["star*.tsv"]
     (tmp_path / "dir" / "part[1].tsv").unlink()
     assert paths(f"{tmp_path}/dir/part[1].tsv") == ["dir/part1.tsv"], "absent: a glob, as in the shell"
+    assert paths(f"{tmp_path}/**/part*.tsv") == ["dir/part1.tsv"], "** is any depth of folders"
     with contextlib.chdir(tmp_path / "dir"):
         assert paths("*.tsv") == ["dir/part1.tsv"], "a glob without a folder is relative to the current folder"
         assert paths("part1.tsv") == ["dir/part1.tsv"]
