@@ -147,8 +147,11 @@ PAGE_STYLE = (
     "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #bbb;padding:.2em .5em;text-align:right}"
     "td:first-child,th:first-child{text-align:left}img{max-width:100%}"
     ".warning{background:#fde2e1;border:2px solid #c0392b;padding:.8em;font-size:1.1em}"
-    ".provenance{background:#f4f6f8;padding:.2em 1em 1em}.provenance dt{font-weight:bold;float:left;clear:left;width:13em}"
-    ".provenance dd{margin-left:14em}.result{font-size:1.15em}"
+    # The provenance list is a two-column grid: each label shares a row with its value and the grey
+    # box grows with the longer of the two (floated labels overflowed the box; issue 24 item 5).
+    ".provenance{background:#f4f6f8;padding:.2em 1em 1em;overflow-wrap:anywhere}"
+    ".provenance dl{display:grid;grid-template-columns:minmax(8em,13em) minmax(0,1fr);gap:.2em 1em}"
+    ".provenance dt{font-weight:bold}.provenance dd{margin:0}.result{font-size:1.15em}"
 )
 
 
