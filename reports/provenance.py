@@ -80,7 +80,7 @@ class Provenance:
         return (
             f"{warning}<section class=\"provenance\"><h2>How this page was made</h2>\n<dl>{facts}</dl>\n"
             f"<details><summary>All {len(self.parameters)} parameters</summary>\n{parameters}\n</details>\n"
-            f"<details><summary>{len(self.input_rows())} input files (path, size and modification time: "
+            f"<details><summary>{len(self.input_rows())} input files (path, size and content hash: "
             f"what the stages' fingerprints identify them by)</summary>\n{inputs}\n</details></section>\n"
         )
 

@@ -2,6 +2,7 @@
 folder without the repository or its luigi.cfg, with every network connection refused."""
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -72,6 +73,11 @@ def test_the_readme_command_builds_the_demo_from_an_empty_folder_offline(install
     assert len(output.splitlines()) <= 60, output
     assert "pairs per decile of pp_sim (0 … 9): 40 40 40 40 40 40 40 40 40 40" in output
     assert (tmp_path / "work" / "corpus" / "latest" / "_SUCCESS").exists()
+    # The README's quick tour reads what the build wrote, with the README's own lines.
+    tour = re.findall(r"^```python\n(.*?)^```", (REPO / "README.md").read_text(), flags=re.S | re.M)[0]
+    read = subprocess.run([sys.executable, "-c", f"{tour}\nprint(len(corpus), len(top), len(pairs), len(rejects))"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert read.returncode == 0 and read.stdout.split() == ["400", "40", "400", "0"], read.stdout + read.stderr
 
 
 def test_a_failure_from_an_empty_folder_is_one_line_and_non_zero(installed, tmp_path):

@@ -1,5 +1,7 @@
 """BuildParaNMT: the top-level task that builds the paraphrase corpus."""
 
+import json
+
 import luigi
 
 from models.nmt.translate import ENGINES
@@ -28,3 +30,18 @@ class BuildParaNMT(luigi.WrapperTask):
                                    spm_model=self.spm_model, spm_target_model=self.spm_target_model)
         return AssignDeciles(inputs=self.inputs, translator=translator_params, **without_empty(
             engine=self.engine, pairs=self.pairs, pp_vectors=self.pp_vectors, pp_encoder=self.pp_encoder))
+
+    def result_summary(self) -> str:
+        """What the command prints at its end, from AssignDeciles' summary.json: where the
+        corpus is, its pairs, rejects per stage and pairs per decile."""
+        summary_dir = self.requires().output_dir
+        summary = json.loads((summary_dir / "summary.json").read_text())
+        lines = [f"ParaNMT corpus: {summary['rows']} pairs in {summary['corpus_dir']}",
+                 f"  summary with score ranges and example pairs: {summary_dir / 'summary.md'}"]
+        for stage, rejects in summary["rejects"].items():
+            reasons = ", ".join(f"{reason} {count}" for reason, count in sorted(rejects["by_reason"].items())) or "none"
+            lines.append(f"  rejected at {stage}: {rejects['total']} ({reasons})")
+        for scorer, deciles in summary["deciles"].items():
+            sizes = " ".join(str(deciles[str(d)]["rows"]) if str(d) in deciles else "0" for d in range(10))
+            lines.append(f"  pairs per decile of {summary['scorers'][scorer]} (0 … 9): {sizes}")
+        return "\n".join(lines)

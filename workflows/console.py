@@ -11,9 +11,7 @@ it shows every library's messages as well (Beam's workers through ``pipelines.op
 from __future__ import annotations
 
 import argparse
-import json
 import logging
-from pathlib import Path
 
 import luigi
 from luigi.cmdline_parser import CmdlineParser
@@ -102,56 +100,14 @@ def _root_task_family() -> str | None:
     return parser.known_args.root_task if parser else None
 
 
-def corpus_summary(summary_dir: Path) -> str:
-    """BuildParaNMT's result from AssignDeciles' summary.json: where, pairs, rejects, deciles."""
-    summary = json.loads((summary_dir / "summary.json").read_text())
-    lines = [f"ParaNMT corpus: {summary['rows']} pairs in {summary['corpus_dir']}",
-             f"  summary with score ranges and example pairs: {summary_dir / 'summary.md'}"]
-    for stage, rejects in summary["rejects"].items():
-        reasons = ", ".join(f"{reason} {count}" for reason, count in sorted(rejects["by_reason"].items())) or "none"
-        lines.append(f"  rejected at {stage}: {rejects['total']} ({reasons})")
-    for scorer, deciles in summary["deciles"].items():
-        sizes = " ".join(str(deciles[str(d)]["rows"]) if str(d) in deciles else "0" for d in range(10))
-        lines.append(f"  pairs per decile of {summary['scorers'][scorer]} (0 … 9): {sizes}")
-    return "\n".join(lines)
-
-
-def sts_summary(report_dir: Path, encoder_dir: Path) -> str:
-    """TrainOnFiltered's result: the STS table and the dev score after each epoch."""
-    from models.evaluation import StsReport, sts_table
-
-    report = StsReport.from_json(json.loads((report_dir / "report.json").read_text()))
-    training = json.loads((encoder_dir / "training.json").read_text())
-    table = sts_table({report.meta.get("model"): report}).rstrip()
-    lines = [f"Encoder {report.meta.get('model')}: {encoder_dir} (trained on {training['pairs']} pairs)",
-             f"STS (Pearson × 100; every dataset in {report_dir / 'report.md'}):", table]
-    if "–" in table:
-        absent = ", ".join(dict.fromkeys(report.meta.get("absent", []))) or "none"
-        lines.append(f"–: that set is absent from the STS folder (absent: {absent})")
-    steps_per_epoch = max(1, -(-training["steps"] // max(1, training["train"]["epochs"])))
-    dev = ", ".join(f"epoch {-(-step // steps_per_epoch)} {score:.2f}" for step, score in training["dev"])
-    dev_set = training["train"].get("dev_set", "sts2017")  # the set that picked the kept weights
-    lines.append(f"dev score ({dev_set}) per epoch: {dev} (best {training['best_dev']:.2f} kept)" if dev else f"dev set ({dev_set}) absent: the last weights were kept")
-    return "\n".join(lines)
-
-
-def result_of(task: luigi.Task) -> str | None:
-    """What the command built, for the tasks a user runs to get a result."""
-    from workflows.build import BuildParaNMT
-    from workflows.encoders import EvaluateSTS
-
-    if isinstance(task, BuildParaNMT):
-        return corpus_summary(task.requires().output_dir)
-    if isinstance(task, EvaluateSTS):
-        return sts_summary(task.output_dir, task.requires().output_dir)
-    return None
-
-
 @luigi.Task.event_handler(luigi.Event.SUCCESS)
 @luigi.Task.event_handler(luigi.Event.DEPENDENCY_PRESENT)
 def _print_result(task: luigi.Task) -> None:
-    """The command's own task prints its result last (also when it was already complete)."""
-    if task.get_task_family() == _root_task_family() and (text := result_of(task)):
+    """The command's own task prints its result last (also when it was already complete): the
+    text of its ``result_summary()``, for the tasks a user runs to get a result (each task says
+    its own, so this module knows no task)."""
+    summarize = getattr(task, "result_summary", None)
+    if task.get_task_family() == _root_task_family() and summarize and (text := summarize()):
         print(f"\n{text}", flush=True)
 
 

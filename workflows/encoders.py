@@ -149,3 +149,22 @@ class EvaluateSTS(StageTask):
         (partial_dir / "report.json").write_text(json.dumps(report.to_json(), indent=2) + "\n")
         (partial_dir / "report.md").write_text(f"{sts_table({self.model: report})}\n{report.to_markdown()}")
         return {"datasets": len(report.scores), "absent": absent, "sts_2012_2016_mean": report.to_json()["sts_2012_2016_mean"]}
+
+    def result_summary(self) -> str:
+        """What the command prints at its end: the STS table and the dev score after each epoch."""
+        from models.evaluation import StsReport, sts_table
+
+        report = StsReport.from_json(json.loads((self.output_dir / "report.json").read_text()))
+        encoder_dir = self.requires().output_dir
+        training = json.loads((encoder_dir / "training.json").read_text())
+        table = sts_table({report.meta.get("model"): report}).rstrip()
+        lines = [f"Encoder {report.meta.get('model')}: {encoder_dir} (trained on {training['pairs']} pairs)",
+                 f"STS (Pearson × 100; every dataset in {self.output_dir / 'report.md'}):", table]
+        if "–" in table:
+            absent = ", ".join(dict.fromkeys(report.meta.get("absent", []))) or "none"
+            lines.append(f"–: that set is absent from the STS folder (absent: {absent})")
+        steps_per_epoch = max(1, -(-training["steps"] // max(1, training["train"]["epochs"])))
+        dev = ", ".join(f"epoch {-(-step // steps_per_epoch)} {score:.2f}" for step, score in training["dev"])
+        dev_set = training["train"].get("dev_set", "sts2017")  # the set that picked the kept weights
+        lines.append(f"dev score ({dev_set}) per epoch: {dev} (best {training['best_dev']:.2f} kept)" if dev else f"dev set ({dev_set}) absent: the last weights were kept")
+        return "\n".join(lines)
