@@ -59,11 +59,12 @@ def shared_path():
 def luigi_workdir(tmp_path):
     """Point [paranmt] workdir at a temporary folder and run Beam in process, for one test."""
     config = luigi.configuration.get_config()
-    saved = {key: config.get("paranmt", key, None) for key in ("workdir", "direct_num_workers", "runner", "beam_args")}
+    saved = {key: config.get("paranmt", key, None) for key in ("workdir", "direct_num_workers", "runner", "beam_args", "dask_scheduler")}
     config.set("paranmt", "workdir", str(tmp_path / "work"))
     config.set("paranmt", "direct_num_workers", "1")
     config.set("paranmt", "runner", "DirectRunner")
     config.set("paranmt", "beam_args", "")
+    config.set("paranmt", "dask_scheduler", "")
     yield tmp_path / "work"
     for key, value in saved.items():
         if value is None:
@@ -72,7 +73,7 @@ def luigi_workdir(tmp_path):
             config.set("paranmt", key, value)
 
 
-def _free_port():
+def free_port():
     with socket.socket() as sock:
         sock.bind(("localhost", 0))
         return sock.getsockname()[1]
@@ -81,7 +82,7 @@ def _free_port():
 @pytest.fixture
 def job_server(tmp_path):
     """Beam's portable job service (what Flink and Spark runners submit to), on a free port."""
-    port = _free_port()
+    port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "apache_beam.runners.portability.local_job_service_main", "-p", str(port),
          "--staging_dir", str(tmp_path / "staging")],

@@ -82,7 +82,7 @@ def _storage_problem(error: BaseException | None) -> str:
     while error is not None and id(error) not in seen:
         seen.add(id(error))
         if isinstance(error, OSError) and error.errno in _STORAGE_ERRNOS:
-            return f"{error.filename or os.path.abspath(paranmt().workdir)}: {error.strerror}"
+            return f"{error.filename or paranmt().workdir}: {error.strerror}"
         error = error.__cause__ or error.__context__
     return ""
 
@@ -319,7 +319,7 @@ class StageTask(luigi.Task):
         """Run ``build_pipeline(pipeline)`` on the configured Beam runner and wait for it;
         ``rows``, the input's size when known, lets the DirectRunner run a small input in process."""
         config = paranmt()
-        options = pipeline_options(config.runner, config.direct_num_workers, config.beam_args, log_level(), rows)
+        options = pipeline_options(config.runner, config.direct_num_workers, config.beam_args, log_level(), rows, config.dask_scheduler)
         with beam.Pipeline(options=options) as pipeline:
             build_pipeline(pipeline)
 

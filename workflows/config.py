@@ -4,6 +4,7 @@ and the Luigi parameters derived from the core packages' config dataclasses."""
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable
 from dataclasses import Field
 from typing import Any
@@ -29,9 +30,18 @@ def count_parameter(default: int, description: str, minimum: int = 1, **kwargs) 
     return AtLeast(int, minimum, default=default, description=description, **kwargs)
 
 
+class AbsolutePath(luigi.Parameter):
+    """A path made absolute against the folder it is given in: a Beam worker (a Dask worker, a
+    portable SDK worker) runs in a folder of its own, where a relative path names another place."""
+
+    def normalize(self, x):
+        return os.path.abspath(x)
+
+
 class paranmt(luigi.Config):  # noqa: N801 - the luigi.cfg section name
-    workdir = luigi.Parameter(default="work", description="Directory that holds every stage's output.")
-    runner = luigi.Parameter(default="DirectRunner", description="Beam runner: DirectRunner, PortableRunner, FlinkRunner, SparkRunner, DataflowRunner.")
+    workdir = AbsolutePath(default="work", description="Directory that holds every stage's output.")
+    runner = luigi.Parameter(default="DirectRunner", description="Beam runner: DirectRunner, DaskRunner, PortableRunner, FlinkRunner, SparkRunner, DataflowRunner.")
+    dask_scheduler = luigi.Parameter(default="", description="DaskRunner: the dask.distributed scheduler's address, e.g. tcp://127.0.0.1:8786 (empty: a local cluster started for each stage).")
     direct_num_workers = count_parameter(default=0, minimum=0, description="DirectRunner worker processes (0 = by input size: in process below 1M rows, then one per 1M rows up to one per core; 1 = in process).")
     beam_args = luigi.Parameter(default="", description="Extra Beam pipeline options passed through verbatim, e.g. '--flink_master=host:8081'.")
 

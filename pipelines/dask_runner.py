@@ -1,0 +1,182 @@
+"""Beam's DaskRunner (Beam 2.77) with its three faults corrected, so that every stage runs whole
+and right on a dask.distributed cluster (docs/2026-11-25-dask.md has each fault's reproduction):
+
+1. Beam's runner computes only the last transform applied: every other sink branch never runs.
+   Here every PCollection that no transform reads is computed.
+2. It hands all outputs of a multi-output ParDo to each consumer. Here each consumer gets the
+   output it names.
+3. It drops what a DoFn emits in ``finish_bundle`` (``BatchElements`` lost each partition's last
+   batch). Here the bundle's outputs are collected after ``finish_bundle``.
+
+And so that the work is spread over the workers: ``Create`` puts one element per partition
+(Beam's puts up to 128 in one, so one worker got every shard) and ``Reshuffle`` cuts its input
+into a partition per worker thread (Beam's is a no-op).
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+
+import dask
+import dask.bag as db
+from apache_beam import DoFn, ParDo, pvalue
+from apache_beam.internal import pickler
+from apache_beam.pipeline import AppliedPTransform, PipelineVisitor
+from apache_beam.runners.common import (
+    DoFnContext,
+    DoFnInvoker,
+    DoFnSignature,
+    Receiver,
+    _OutputHandler,
+)
+from apache_beam.runners.dask import dask_runner
+from apache_beam.runners.dask.overrides import (
+    _Create,
+    _Flatten,
+    _GroupByKeyOnly,
+    _Reshuffle,
+    dask_overrides,
+)
+from apache_beam.runners.dask.transform_evaluator import GroupByKey, get_windowed_value
+from apache_beam.transforms.sideinputs import SideInputMap
+
+
+class DaskRunner(dask_runner.DaskRunner):
+    """Runs a pipeline on the dask.distributed scheduler at ``--dask_client_address`` (none: a
+    local cluster), computing every sink; the client is closed when the pipeline finishes."""
+
+    def run_pipeline(self, pipeline, options):
+        from dask import distributed
+
+        dask_options = options.view_as(dask_runner.DaskOptions).get_all_options(drop_default=True, current_only=True)
+        bag_kwargs = dask_runner.DaskOptions._extract_bag_kwargs(dask_options)
+        client = distributed.Client(**dask_options)
+        pipeline.replace_all(dask_overrides())
+        bags = PCollectionBags(bag_kwargs, threads=sum(client.nthreads().values()))
+        pipeline.visit(bags)
+        return ClosingResult(client, client.compute(list(dask.optimize(*bags.sinks()))))
+
+
+class ClosingResult(dask_runner.DaskRunnerResult):
+    """Beam's result, closing the client once the pipeline is done (Beam's leaves one open per
+    pipeline)."""
+
+    def wait_until_finish(self, duration=None) -> str:
+        try:
+            return super().wait_until_finish(duration)
+        finally:
+            self.client.close()
+
+
+class PCollectionBags(PipelineVisitor):
+    """The dask bag of every PCollection of a pipeline (Beam's keeps one per transform, so the
+    outputs of a multi-output ParDo shared one bag)."""
+
+    def __init__(self, bag_kwargs: dict, threads: int):
+        self.bag_kwargs, self.threads = bag_kwargs, max(1, threads)
+        self.bags: dict[pvalue.PCollection, db.Bag] = {}
+        self.read: set[pvalue.PCollection] = set()
+
+    def visit_transform(self, node: AppliedPTransform) -> None:
+        inputs = [pcoll for pcoll in node.inputs if not isinstance(pcoll, pvalue.PBegin)]
+        self.read.update(inputs, (side.pvalue for side in node.side_inputs))
+        bags = [self.bags[pcoll] for pcoll in inputs]
+        transform = node.transform
+        if isinstance(transform, _Create):
+            outputs = {None: self.created(transform.values)}
+        elif type(transform) is ParDo:  # as Beam's: its subclasses (_GroupAlsoByWindow) pass elements on
+            outputs = self.par_do(node, bags[0])
+        elif isinstance(transform, _GroupByKeyOnly):
+            outputs = {None: GroupByKey(node).apply(bags[0])}
+        elif isinstance(transform, _Flatten):
+            outputs = {None: db.concat(bags)}
+        elif isinstance(transform, _Reshuffle):
+            outputs = {None: bags[0].repartition(max(bags[0].npartitions, self.threads))}
+        else:
+            outputs = {None: bags[0]}
+        for tag, pcoll in node.outputs.items():
+            self.bags[pcoll] = outputs[tag]
+
+    def created(self, values) -> db.Bag:
+        """One element per partition, unless ``--dask_npartitions`` or ``--dask_partition_size`` say otherwise."""
+        sizes = self.bag_kwargs or {"npartitions": max(1, len(values))}
+        return db.from_sequence(values, **sizes)
+
+    def par_do(self, node: AppliedPTransform, bag: db.Bag) -> dict:
+        """The bag of each output of a ParDo by its tag (None: the main output)."""
+        transform = node.transform
+        main_input = next(iter(node.main_inputs.values()))
+        args, kwargs = transform.raw_side_inputs
+        bundle = Bundle(pickler.dumps(transform.fn), node.full_label, main_input.windowing.windowfn, list(args), kwargs,
+                        [(type(side), side._view_options()) for side in node.side_inputs])
+        side_values = [dask.delayed(list)(self.bags[side.pvalue]) for side in node.side_inputs]
+        tagged = bag.map_partitions(bundle.run, *side_values, token=node.full_label)
+        return {tag: tagged.map_partitions(with_tag, tag, token=f"{node.full_label}[{tag}]") for tag in node.outputs}
+
+    def sinks(self) -> list[db.Bag]:
+        """The bags of the PCollections no transform reads, each drained to an empty result (the
+        client gathers results only to see errors)."""
+        return [bag.map_partitions(drained) for pcoll, bag in self.bags.items() if pcoll not in self.read]
+
+
+@dataclasses.dataclass
+class Bundle:
+    """A ParDo's DoFn run over one partition, as a bundle: its outputs as (tag, value) pairs."""
+
+    pickled_fn: bytes
+    label: str
+    window_fn: object
+    args: list
+    kwargs: dict
+    side_views: list
+
+    def run(self, elements, *side_values) -> list[tuple]:
+        outputs: list[tuple] = []
+        receivers = TagReceivers(outputs)
+        handler = _OutputHandler(window_fn=self.window_fn, main_receivers=receivers[None], tagged_receivers=receivers,
+                                 per_element_output_counter=None, output_batch_converter=None,
+                                 process_yields_batches=False, process_batch_yields_elements=False)
+        sides = [SideInputMap(view, options, [get_windowed_value(value, self.window_fn) for value in values])
+                 for (view, options), values in zip(self.side_views, side_values, strict=True)]
+        invoker = DoFnInvoker.create_invoker(
+            DoFnSignature(pickler.loads(self.pickled_fn)), handler, context=DoFnContext(self.label, state=None),
+            side_inputs=sides, input_args=self.args, input_kwargs=self.kwargs, user_state_context=None,
+            bundle_finalizer_param=DoFn.BundleFinalizerParam())
+        invoker.invoke_setup()
+        invoker.invoke_start_bundle()
+        for element in elements:
+            invoker.invoke_process(get_windowed_value(element, self.window_fn))
+        invoker.invoke_finish_bundle()
+        invoker.invoke_teardown()
+        return outputs
+
+
+class TagReceivers(dict):
+    """The output handler's receivers by tag (None: the main output), all appending to one list."""
+
+    def __init__(self, outputs: list):
+        super().__init__()
+        self.outputs = outputs
+
+    def __missing__(self, tag):
+        self[tag] = TagReceiver(tag, self.outputs)
+        return self[tag]
+
+
+@dataclasses.dataclass
+class TagReceiver(Receiver):
+    tag: str | None
+    outputs: list
+
+    def receive(self, windowed_value) -> None:
+        self.outputs.append((self.tag, windowed_value.value))
+
+
+def with_tag(outputs: list[tuple], tag: str | None) -> list:
+    return [value for output_tag, value in outputs if output_tag == tag]
+
+
+def drained(partition) -> list:
+    collections.deque(partition, maxlen=0)
+    return []

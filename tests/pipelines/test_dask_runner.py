@@ -1,0 +1,83 @@
+"""The three faults of Beam 2.77's DaskRunner, each as a few-line pipeline on a real
+dask.distributed cluster (two in-process workers): each fails on Beam's runner and passes on
+pipelines.dask_runner's (docs/2026-11-25-dask.md). When Beam fixes one, its xfail turns into a
+failure, and the correction can go."""
+
+from __future__ import annotations
+
+import ast
+import uuid
+
+import apache_beam as beam
+import pytest
+from apache_beam.options.pipeline_options import PipelineOptions
+from distributed import LocalCluster
+
+from pipelines.options import pipeline_options
+
+SHIPPED, OURS = "apache_beam.runners.dask.dask_runner.DaskRunner", "DaskRunner"
+
+
+@pytest.fixture(scope="module")
+def scheduler():
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+        yield cluster.scheduler_address
+
+
+@pytest.fixture(params=[
+    pytest.param(SHIPPED, marks=pytest.mark.xfail(strict=True, reason="Beam 2.77's DaskRunner")),
+    OURS,
+])
+def run(request, scheduler, tmp_path):
+    """``run(build)``: ``build(pipeline)`` on the runner, then what its ``record`` sinks wrote, by name."""
+
+    def run_on_dask(build) -> dict[str, list]:
+        options = pipeline_options(request.param, dask_scheduler=scheduler) if request.param == OURS else \
+            PipelineOptions([f"--runner={SHIPPED}", f"--dask_client_address={scheduler}"])
+        pipeline = beam.Pipeline(options=options)
+        build(pipeline, tmp_path)
+        result = pipeline.run()
+        try:
+            result.wait_until_finish()
+        finally:
+            result.client.close()  # Beam's runner leaves it open
+        return {folder.name: sorted(ast.literal_eval(f.read_text()) for f in folder.iterdir()) for folder in tmp_path.iterdir()}
+
+    return run_on_dask
+
+
+def record(value, folder):
+    """A sink: ``value`` in a file of its own under ``folder``."""
+    folder.mkdir(exist_ok=True)
+    (folder / uuid.uuid4().hex).write_text(repr(value))
+
+
+def test_every_sink_runs(run):
+    def build(pipeline, out):
+        numbers = pipeline | beam.Create([1, 2, 3])
+        numbers | "First" >> beam.Map(record, out / "first")
+        numbers | "Second" >> beam.Map(record, out / "second")
+
+    assert run(build) == {"first": [1, 2, 3], "second": [1, 2, 3]}
+
+
+class SplitOdd(beam.DoFn):
+    def process(self, number):
+        yield beam.pvalue.TaggedOutput("odd", number) if number % 2 else number
+
+
+def test_each_tagged_output_goes_to_its_own_consumers(run):
+    def build(pipeline, out):
+        split = pipeline | beam.Create(range(6)) | beam.ParDo(SplitOdd()).with_outputs("odd", main="even")
+        ((split.even | "Even" >> beam.Map(lambda n: ("even", n)), split.odd | "Odd" >> beam.Map(lambda n: ("odd", n)))
+         | beam.Flatten() | beam.Map(record, out / "tagged"))
+
+    assert run(build) == {"tagged": [("even", 0), ("even", 2), ("even", 4), ("odd", 1), ("odd", 3), ("odd", 5)]}
+
+
+def test_what_finish_bundle_emits_is_kept(run):
+    def build(pipeline, out):
+        (pipeline | beam.Create(range(10), reshuffle=False) | beam.BatchElements(min_batch_size=4, max_batch_size=4)
+         | beam.Map(len) | beam.Map(record, out / "batches"))
+
+    assert sum(run(build)["batches"]) == 10
