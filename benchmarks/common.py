@@ -8,6 +8,9 @@ import platform
 import resource
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +21,7 @@ STS = SHARED / "sts"
 GLOVE = SHARED / "wordvec" / "glove50_4k.txt"
 COUNTS = SHARED / "wordvec" / "enwiki_vocab_min200.txt"
 BUILD_REFPAIRS = SHARED.parent / "tools" / "build_refpairs.py"
+REPO = Path(__file__).resolve().parents[1]
 
 
 def write_reference_pairs(path: Path, limit: int = 0, captions: bool = True) -> int:
@@ -88,3 +92,43 @@ def sif_glove4k():
 
     reference = [s for path in sorted((STS / "STS2012-train").glob("STS.input.*.txt")) for s in semeval_sentences(path)]
     return SIFEmbedder(*load_vectors(GLOVE), load_word_counts(COUNTS)).fit(reference)
+
+
+@contextmanager
+def local_dask_cluster(folder: Path, workers: int, env: dict[str, str] | None = None, start_seconds: float = 120) -> Iterator[tuple[str, list[subprocess.Popen]]]:
+    """A ``dask scheduler`` and ``workers`` one-thread ``dask worker`` processes on 127.0.0.1,
+    each started in an empty folder of its own under ``folder`` with the repository on PYTHONPATH,
+    as a worker machine imports the package (``env``: variables to set in them); yields the
+    scheduler's address and the processes (their logs are ``folder/<name>.log``), and stops them
+    by their PIDs."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])), **(env or {})}
+    scheduler_file = folder / "scheduler.json"
+    commands = {"scheduler": ["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file", str(scheduler_file)]}
+    for number in range(workers):
+        commands[f"worker-{number}"] = ["worker", "--scheduler-file", str(scheduler_file), "--nworkers", "1", "--nthreads", "1",
+                                        "--name", f"worker-{number}", "--no-dashboard"]
+    processes: list[subprocess.Popen] = []
+    try:
+        for name, arguments in commands.items():
+            (folder / name).mkdir()
+            with open(folder / f"{name}.log", "w") as log:
+                processes.append(subprocess.Popen([sys.executable, "-m", "dask", *arguments], cwd=folder / name, env=env,
+                                                  stdout=log, stderr=subprocess.STDOUT))
+        from distributed import Client
+
+        deadline = time.monotonic() + start_seconds
+        while not scheduler_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        with Client(scheduler_file=str(scheduler_file), timeout=start_seconds) as client:
+            client.wait_for_workers(workers, timeout=max(1.0, deadline - time.monotonic()))
+            address = client.scheduler.address
+        yield address, processes
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()

@@ -189,7 +189,9 @@ def run_language(n: int, vectorized: bool, batch_rows: int = 16_384) -> tuple[fl
     return started
 
 
-def run_beam(pairs_dir: str, vectors_path: str, out: Path, workers: int) -> tuple[float, float]:
+def run_beam(pairs_dir: str, vectors_path: str, out: Path, workers: int, dask_scheduler: str = "") -> tuple[float, float]:
+    """ScorePairs + AssignDeciles on the DirectRunner with ``workers``, or on the Dask cluster at
+    ``dask_scheduler`` (benchmarks/dask_cluster.py)."""
     import apache_beam as beam
 
     from corpus.wordvec import load_vectors_cached
@@ -204,7 +206,8 @@ def run_beam(pairs_dir: str, vectors_path: str, out: Path, workers: int) -> tupl
     load_vectors_cached(vectors_path)
 
     def run_pipeline(build):
-        with beam.Pipeline(options=pipeline_options("DirectRunner", workers, rows=rows)) as pipeline:
+        runner = "DaskRunner" if dask_scheduler else "DirectRunner"
+        with beam.Pipeline(options=pipeline_options(runner, workers, rows=rows, dask_scheduler=dask_scheduler)) as pipeline:
             build(pipeline)
 
     started = clock()

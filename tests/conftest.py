@@ -73,7 +73,7 @@ def luigi_workdir(tmp_path):
             config.set("paranmt", key, value)
 
 
-def free_port():
+def _free_port():
     with socket.socket() as sock:
         sock.bind(("localhost", 0))
         return sock.getsockname()[1]
@@ -82,7 +82,7 @@ def free_port():
 @pytest.fixture
 def job_server(tmp_path):
     """Beam's portable job service (what Flink and Spark runners submit to), on a free port."""
-    port = free_port()
+    port = _free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "apache_beam.runners.portability.local_job_service_main", "-p", str(port),
          "--staging_dir", str(tmp_path / "staging")],

@@ -5,19 +5,16 @@ the DirectRunner, and each stage's work on both workers."""
 from __future__ import annotations
 
 import gzip
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import luigi
 import numpy as np
 import pytest
-from conftest import REPO, free_port
 from distributed import Client
 from nmt_fixtures import NOUNS, VERBS, tiny_nmt_fixture, toy_pairs  # noqa: F401 - the tiny_nmt fixture
 
+from benchmarks.common import local_dask_cluster
 from workflows.backtranslate import BackTranslate
 from workflows.corpus import (
     AssignDeciles,
@@ -29,55 +26,41 @@ from workflows.corpus import (
 )
 from workflows.ingest import IngestBitext
 
-BEAM_STAGES = ["ingest", "backtranslate", "pp_train", "score", "corpus", "train", "stats", "import"]
-START_SECONDS = 120
+# Each Beam stage (its output folder) and a transform that works on its input shard by shard (its
+# label, as the runner names the transform's tasks): its tasks should run on both workers.
+SHARD_WORK = {"ingest": "Tokenize/ParDo(TokenizeChunk)", "backtranslate": "WriteShards", "pp_train": "WriteKept", "score": "Score",
+              "corpus": "SampleParts", "train": "WriteKept", "stats": "Parts", "import": "Shard/ParDo(ShardRecords)"}
+# Input files of IngestBitext and ImportParaphrases: more first tasks than twice the cluster's
+# threads, which dask's scheduler queues and hands out as workers free up; fewer it places at once,
+# often all on one worker (the toy data's tasks are too short for work stealing to move them).
+INPUT_FILES = 5
 
 
 @pytest.fixture(scope="module")
 def dask_scheduler(tmp_path_factory):
     """The address of a ``dask scheduler`` with two one-thread ``dask worker`` processes, each
     started in an empty folder with the repository on PYTHONPATH; stopped by their PIDs."""
-    folder = tmp_path_factory.mktemp("dask-cluster")
-    address = f"tcp://127.0.0.1:{free_port()}"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    commands = {"scheduler": ["scheduler", "--host", "127.0.0.1", "--port", address.rsplit(":", 1)[1], "--no-dashboard"]}
-    for name in ("worker-a", "worker-b"):
-        commands[name] = ["worker", address, "--nworkers", "1", "--nthreads", "1", "--name", name, "--no-dashboard"]
-    processes = []
-    try:
-        for name, arguments in commands.items():
-            (folder / name).mkdir()
-            with open(folder / f"{name}.log", "w") as log:
-                processes.append(subprocess.Popen([sys.executable, "-m", "dask", *arguments], cwd=folder / name, env=env,
-                                                  stdout=log, stderr=subprocess.STDOUT))
-        with Client(address, timeout=START_SECONDS) as client:
-            client.wait_for_workers(2, timeout=START_SECONDS)
+    # a one-thread worker takes one of a stage's first tasks (its input files) at a time, not two
+    one_at_a_time = {"DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION": "1.0"}
+    with local_dask_cluster(tmp_path_factory.mktemp("dask-cluster"), 2, one_at_a_time) as (address, _):
         yield address
-    finally:
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
 
 
 def toy_inputs(folder: Path) -> dict:
-    """Two CzEng files of toy pairs, a release file, word vectors and counts of the toy words."""
+    """CzEng files of toy pairs, release files, word vectors and counts of the toy words."""
     pairs = toy_pairs(200, seed=3)
-    for part in (0, 1):
+    for part in range(INPUT_FILES):
         with gzip.open(folder / f"toy{part}.train.gz", "wt", encoding="utf-8") as handle:
-            handle.writelines(f"toy-b1-00train-f0000{part}-s{n}\t0.9\t{cs}\t{en}\n" for n, (cs, en) in enumerate(pairs[part::2]))
+            handle.writelines(f"toy-b1-00train-f0000{part}-s{n}\t0.9\t{cs}\t{en}\n" for n, (cs, en) in enumerate(pairs[part::INPUT_FILES]))
     words = ["The", "the", ".", *NOUNS.values(), *VERBS.values()]
     rng = np.random.default_rng(1)
     (folder / "vectors.txt").write_text("".join(f"{w} {' '.join(f'{x:.4f}' for x in rng.normal(size=8))}\n" for w in words))
     (folder / "counts.txt").write_text("".join(f"{w} {10 * (i + 1)}\n" for i, w in enumerate(words)))
-    (folder / "release.txt").write_text("".join(f"the {a} sees a {b} .\ta {b} is seen by the {a} .\t0.{i % 90 + 10}\n"
-                                                for i, (a, b) in enumerate(zip(NOUNS.values(), reversed(NOUNS.values()), strict=True))))
-    return {"inputs": f"{folder / 'toy0.train.gz'},{folder / 'toy1.train.gz'}", "vectors": str(folder / "vectors.txt"),
-            "counts": str(folder / "counts.txt"), "release": str(folder / "release.txt")}
+    for verb in list(VERBS.values())[:INPUT_FILES]:
+        (folder / f"release-{verb}.txt").write_text("".join(f"the {a} {verb} a {b} .\ta {b} is what the {a} {verb} .\t0.{i + 10}\n"
+                                                            for i, (a, b) in enumerate(zip(NOUNS.values(), reversed(NOUNS.values()), strict=True))))
+    return {"inputs": str(folder / "toy*.train.gz"), "vectors": str(folder / "vectors.txt"),
+            "counts": str(folder / "counts.txt"), "release": str(folder / "release-*.txt")}
 
 
 def every_beam_stage(files: dict, nmt: dict) -> list[luigi.Task]:
@@ -90,6 +73,11 @@ def every_beam_stage(files: dict, nmt: dict) -> list[luigi.Task]:
             ImportParaphrases(files=files["release"])]
 
 
+def task_name(record: dict) -> str:
+    """A dask task's name: the labels of the transforms it ran (fused ones joined by '-') and a token."""
+    return record["key"][0] if isinstance(record["key"], tuple) else record["key"]
+
+
 def build(task: luigi.Task) -> None:
     assert luigi.build([task], local_scheduler=True, log_level="WARNING")
 
@@ -97,7 +85,7 @@ def build(task: luigi.Task) -> None:
 def parquet_bytes(workdir: Path) -> dict[str, dict[str, bytes]]:
     """Each Beam stage's latest output: its Parquet files' bytes by relative path."""
     return {stage: {str(p.relative_to(workdir / stage / "latest")): p.read_bytes() for p in sorted((workdir / stage / "latest").rglob("*.parquet"))}
-            for stage in BEAM_STAGES}
+            for stage in SHARD_WORK}
 
 
 @pytest.mark.slow  # about 75 s on 2 cores, the tiny NMT model's training and the cluster's start-up apart
@@ -120,8 +108,9 @@ def test_every_beam_stage_on_a_dask_cluster_writes_the_direct_runners_bytes(luig
         for task in every_beam_stage(files, nmt):
             started = time.time()
             build(task)
-            ran_on[task.stage] = {record["worker"] for record in client.get_task_stream(start=started)}
+            ran_on[task.stage] = {(task_name(record), record["worker"]) for record in client.get_task_stream(start=started)}
     got = parquet_bytes(tmp_path / "on-dask")
     assert {stage: sorted(parquet) for stage, parquet in got.items()} == {stage: sorted(parquet) for stage, parquet in expected.items()}
     assert all(expected.values()) and got == expected
-    assert ran_on == {stage: both for stage in BEAM_STAGES}
+    shard_work_on = {stage: {worker for name, worker in ran if SHARD_WORK[stage] in name.split("-")} for stage, ran in ran_on.items()}
+    assert shard_work_on == {stage: both for stage in SHARD_WORK}
