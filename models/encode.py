@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from models.encoder_io import Featurizers, load_model
-from models.encoders import Encoder, EncoderConfig, Inputs
+from models.encoders import Encoder, EncoderConfig, Inputs, on_device
 from models.featurizers import SPECIALS, WordFeaturizer, featurize, take
 
 
@@ -28,15 +28,17 @@ def embed_inputs(encoder: Encoder, inputs: Inputs, batch_size: int) -> torch.Ten
     """Embeddings of featurized sentences, in their order, without gradient or dropout.
 
     Sentences are encoded longest first, so each batch holds similar lengths (little padding
-    for the recurrent and convolutional models), then put back in input order.
+    for the recurrent and convolutional models), then put back in input order. All batches go
+    to the device in one copy.
     """
     was_training = encoder.training
     encoder.eval()
+    device = next(encoder.parameters()).device
     feature = "tokens" if "tokens" in inputs else next(iter(inputs))
     order = np.argsort(-inputs[feature].lengths, kind="stable")
-    chunks = [encoder(take(inputs, order[i : i + batch_size])) for i in range(0, len(order), batch_size)]
+    batches = on_device([take(inputs, order[i : i + batch_size]) for i in range(0, len(order), batch_size)], device)
+    chunks = [encoder(batch) for batch in batches]
     encoder.train(was_training)
-    device = next(encoder.parameters()).device
     if not chunks:
         return torch.empty(0, encoder.out_dim, device=device)
     out = torch.empty(len(order), encoder.out_dim, device=device)

@@ -81,14 +81,6 @@ class Ragged:
         values[positions] = self.values[positions[order]]
         return Ragged(values, self.offsets)
 
-    def padded(self) -> tuple[np.ndarray, np.ndarray]:
-        """(ids of shape (rows, longest) right-padded with PAD, lengths)."""
-        lengths = self.lengths
-        ids = np.full((len(lengths), int(lengths.max(initial=0))), PAD, dtype=np.int64)
-        mask = np.arange(ids.shape[1]) < lengths[:, None]
-        ids[mask] = self.values
-        return ids, lengths
-
 
 class Vocabulary:
     """Symbols ↔ ids with PAD = 0 and UNK = 1; saved as one symbol a line."""

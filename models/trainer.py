@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from torch import Tensor
 from tqdm import tqdm
 
 from corpus.errors import InputError
@@ -35,9 +36,12 @@ from corpus.wordvec import load_vectors
 from models import encoder_io
 from models.encode import SentenceEncoder, default_device, embed_inputs
 from models.encoders import (
+    DeviceInputs,
     EncoderConfig,
     Inputs,
     build_encoder,
+    moved_together,
+    on_device,
     resolve_embed_dim,
     token_initialization,
 )
@@ -295,22 +299,29 @@ class Trainer:
             pool["tokens"] = pool["tokens"].shuffled_rows(np.concatenate([chosen, chosen + len(pairs)]), rng)
         return pool
 
-    def _update(self, pool: Inputs, negatives: np.ndarray, rows: np.ndarray, size: int) -> float:
-        """One Adam step on the pool's pairs ``rows``: the batch's sentences and their negatives
-        in one forward, each distinct sentence encoded once (with M = 1 every negative is a
-        batch sentence, which halves the work, as in the authors' in-batch code)."""
-        batch = len(rows)
-        distinct, where = np.unique(np.concatenate([rows, rows + size, negatives[rows], negatives[rows + size]]), return_inverse=True)
-        # index_select, not x[where]: the backward of advanced indexing accumulates repeated rows
-        # in a thread-dependent order on CPU (runs with 2+ threads differed); index_select's doesn't.
-        encoded = self.encoder(take(pool, distinct))
-        g1, g2, t1, t2 = torch.index_select(encoded, 0, torch.from_numpy(where).to(self.device)).split(batch)
-        loss = margin_loss(g1, g2, t1, t2, self.config.margin)
+    def _updates(self, pool: Inputs, negatives: np.ndarray, members: list[np.ndarray]) -> list[tuple[DeviceInputs, Tensor]]:
+        """Every update's inputs, on the device in one copy: its pairs' sentences and their
+        negatives, each distinct sentence once (with M = 1 every negative is a batch sentence,
+        which halves the work, as in the authors' in-batch code), and where each of the 4B
+        rows (g1, g2, t1, t2) is among them."""
+        size, start = len(negatives) // 2, 0
+        distinct, where = [], []
+        for batch in members:
+            rows = np.arange(start, start + len(batch))
+            start += len(batch)
+            unique, inverse = np.unique(np.concatenate([rows, rows + size, negatives[rows], negatives[rows + size]]), return_inverse=True)
+            distinct.append(take(pool, unique))
+            where.append(inverse)
+        return list(zip(on_device(distinct, self.device), moved_together(where, self.device), strict=True))
+
+    def _update(self, inputs: DeviceInputs, where: Tensor) -> Tensor:
+        """One Adam step; the loss stays on the device (reading it would wait for the step)."""
+        loss = margin_loss(self.encoder(inputs), where, self.config.margin)
         total = loss + regularization(self.encoder, self.anchors, self.config.lambda_c, self.config.lambda_w)
         self.optimizer.zero_grad(set_to_none=True)
         total.backward()
         self.optimizer.step()
-        return float(loss.detach())
+        return loss.detach()
 
     # -- checkpoints --------------------------------------------------------------------------
 
@@ -350,8 +361,8 @@ class Trainer:
     ) -> TrainResult:
         """Train (or resume) to the end; ``dev(embed) -> score`` (higher is better, e.g. STS
         2017 Pearson × 100) picks the saved ``model.pt``; without it the last weights are kept.
-        ``on_step(step, loss)`` is called after every update, ``progress(message, percent)``
-        after every pool.
+        ``on_step(step, loss)`` is called for every update and ``progress(message, percent)``
+        once, after every pool (losses are read from the device once per pool).
 
         The method, pool by pool: plan the epoch's mini-batches and group them into pools;
         for each pool choose the negatives, then take one update per mini-batch; at the end
@@ -398,27 +409,31 @@ class Trainer:
         return self._planned[1]
 
     def _train_pool(self, members: list[np.ndarray], state: RunState, result: TrainResult, on_step) -> None:
-        """Choose the pool's negatives, then update on its remaining mini-batches."""
+        """Choose the pool's negatives, then update on its remaining mini-batches; their losses
+        are read once, after the pool (``on_step`` then sees each update's)."""
         c = self.config
         rng = np.random.default_rng([c.seed, state.epoch, state.pool])
         pool = self._pool(members, rng)
-        size = sum(len(b) for b in members)
         negatives = choose_negatives(
             embed_inputs(self.encoder, pool, 4 * c.batch_size), c.negatives, rng, c.negative_side, c.below_partner
         )
-        starts = np.cumsum([0] + [len(b) for b in members])
-        for index in range(state.done, len(members)):
+        first, losses = state.done, []
+        for inputs, where in self._updates(pool, negatives, members)[first:]:
             if self._step_limit_reached(state):
-                return
-            loss = self._update(pool, negatives, np.arange(starts[index], starts[index + 1]), size)
-            state.step, state.done = state.step + 1, index + 1
+                break
+            losses.append(self._update(inputs, where))
+            state.step, state.done = state.step + 1, state.done + 1
+        if not losses:
+            return
+        values = torch.stack(losses).tolist()
+        for offset, loss in enumerate(values):
             result.losses.append(loss)
             if on_step:
-                on_step(state.step, loss)
-            start, seen = self._clock
-            self._clock = (start, seen + len(members[index]))
-            self._bar.update(1)
-            self._bar.set_postfix(loss=f"{loss:.4f}", pairs_s=f"{self._clock[1] / max(time.time() - start, 1e-9):.0f}", refresh=False)
+                on_step(state.step - len(values) + offset + 1, loss)
+        start, seen = self._clock
+        self._clock = (start, seen + sum(len(batch) for batch in members[first : state.done]))
+        self._bar.update(len(values))
+        self._bar.set_postfix(loss=f"{values[-1]:.4f}", pairs_s=f"{self._clock[1] / max(time.time() - start, 1e-9):.0f}", refresh=False)
 
     def _evaluate(self, state: RunState, result: TrainResult, dev: DevScore | None) -> None:
         """Score the dev set once per step reached; keep the weights when they are the best."""

@@ -9,6 +9,8 @@ from models.encoders import (
     MODELS,
     EncoderConfig,
     build_encoder,
+    length_groups,
+    on_device,
     resolve_embed_dim,
     token_initialization,
 )
@@ -77,6 +79,58 @@ def test_bilstm_concatenates_the_mean_forward_and_mean_backward_states():
     torch.testing.assert_close(got, torch.cat([forward.mean(0), backward.mean(0)]))
 
 
+def test_batches_moved_together_keep_their_rows_and_pad_on_the_device():
+    batches = [inputs(BATCH), inputs([[4, 5], [6]]), inputs([[7, 8, 9]])]
+    moved = on_device(batches, torch.device("cpu"))
+    for batch, on in zip(batches, moved, strict=True):
+        for feature, rows in batch.items():
+            assert on[feature].values.tolist() == rows.values.tolist() and on[feature].offsets.tolist() == rows.offsets.tolist()
+    assert moved[1]["tokens"].values.untyped_storage().data_ptr() == moved[2]["trigrams"].values.untyped_storage().data_ptr()  # one buffer
+    assert moved[1]["tokens"].padded().tolist() == [[4, 5], [6, PAD]]
+    encoder = make("trigram_word_lstm").eval()
+    with torch.no_grad():
+        torch.testing.assert_close(encoder(moved[0]), encoder(batches[0]), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("slack", [1.0, 1.3, 4.0])
+def test_length_groups_take_every_row_once_longest_first_within_the_slack(slack):
+    lengths = np.random.default_rng(0).zipf(1.5, 200).clip(1, 300)
+    groups = length_groups(lengths, slack)
+    assert sorted(np.concatenate(groups).tolist()) == list(range(200))
+    assert [lengths[g].max() for g in groups] == sorted((lengths[g].max() for g in groups), reverse=True)
+    for group, following in zip(groups, groups[1:] + [None], strict=True):
+        assert lengths[group[0]] * len(group) <= slack * lengths[group].sum()
+        if following is not None:  # the group took every row that fitted
+            assert lengths[group[0]] * (len(group) + 1) > slack * (lengths[group].sum() + lengths[following[0]])
+    assert len(length_groups(lengths, 1.0)) == len(set(lengths.tolist()))  # no padding at all: one group per length
+
+
+@pytest.mark.parametrize("model", ["lstm_avg", "bilstm_avg"])
+def test_lstm_length_groups_on_the_cpu_give_the_packed_sums_and_gradients(model):
+    """The CPU runs LSTMs padded in length groups, a GPU packed: the same model either way."""
+    rng = np.random.default_rng(1)
+    rows = [list(rng.integers(2, 20, n)) for n in [3, 1, 8, 3, 40, 5, 2, 13, 21, 34, 9, 3]]  # not sorted, ties
+    moved = on_device([{"tokens": Ragged.from_rows(rows)}], torch.device("cpu"))[0]["tokens"]
+    assert len(length_groups(moved.lengths, 1.3)) > 3  # several groups, and rows reordered by them
+    component = make(model).components[0]
+    tokens = component.embedding(moved.values).detach()
+    results = []
+    for state_sums in (component._grouped_state_sums, component._packed_state_sums):
+        component.zero_grad()
+        x = tokens.clone().requires_grad_()
+        sums = state_sums(x, moved)
+        (sums * torch.linspace(-1, 1, sums.numel()).view_as(sums)).sum().backward()
+        results.append((sums, x.grad, [p.grad for p in component.lstm.parameters()]))
+    (grouped, grouped_input, grouped_weights), (packed, packed_input, packed_weights) = results
+    with torch.no_grad():  # each row alone, unpadded
+        alone = torch.stack([component.lstm(tokens[moved.offsets[i] : moved.offsets[i + 1]][None])[0][0].sum(0) for i in range(len(rows))])
+    torch.testing.assert_close(packed, alone)
+    torch.testing.assert_close(grouped, packed)
+    torch.testing.assert_close(grouped_input, packed_input)
+    for mine, theirs in zip(grouped_weights, packed_weights, strict=True):
+        torch.testing.assert_close(mine, theirs)
+
+
 def test_cse_sums_linear_filters_over_valid_windows_only():
     encoder = make("cse").eval()
     component = encoder.components[0]
@@ -111,7 +165,8 @@ def test_mixed_addition_needs_equal_sizes_and_sums_outputs():
     added = make("trigram_word", combine="add")
     assert added.out_dim == EMBED
     with torch.no_grad():
-        parts = [c(inputs(BATCH)[c.feature]) for c in added.components]
+        moved = on_device([inputs(BATCH)], torch.device("cpu"))[0]
+        parts = [c(moved[c.feature]) for c in added.components]
         torch.testing.assert_close(added(inputs(BATCH)), parts[0] + parts[1])
     with pytest.raises(ValueError, match="equal output sizes"):
         make("trigram_word_lstm", combine="add")  # LSTM dim 8 vs embeddings 6

@@ -18,13 +18,11 @@ from models.featurizers import (
 )
 
 
-def test_ragged_take_padded_and_lengths():
+def test_ragged_take_and_lengths():
     rows = Ragged.from_rows([[5, 6, 7], [8], [9, 10]])
     picked = rows.take(np.array([2, 0, 2]))
     assert [list(picked.row(i)) for i in range(3)] == [[9, 10], [5, 6, 7], [9, 10]]
-    ids, lengths = picked.padded()
-    assert ids.tolist() == [[9, 10, PAD], [5, 6, 7], [9, 10, PAD]]
-    assert lengths.tolist() == [2, 3, 2]
+    assert picked.lengths.tolist() == [2, 3, 2]
 
 
 def test_shuffled_rows_permutes_only_the_chosen_rows():

@@ -33,8 +33,31 @@ def test_margin_loss_on_a_hand_computed_example():
     t2 = torch.tensor([[3.0, 0.0], [0.0, 5.0]])  # cos(g2, t2) = 0.6 and 1.0
     # pair 1: max(0, .4 - .6 + 0) + max(0, .4 - .6 + .6) = 0 + .4
     # pair 2: max(0, .4 - 1 - 1) + max(0, .4 - 1 + 1) = 0 + .4
-    assert margin_loss(g1, g2, t1, t2, margin=0.4).item() == pytest.approx(0.4)
-    assert margin_loss(g1, g2, t1, t2, margin=0.0).item() == pytest.approx(0.0)
+    rows = torch.arange(8)
+    assert margin_loss(torch.cat([g1, g2, t1, t2]), rows, margin=0.4).item() == pytest.approx(0.4)
+    assert margin_loss(torch.cat([g1, g2, t1, t2]), rows, margin=0.0).item() == pytest.approx(0.0)
+    # Rows read by index, some twice: pair 2's t1 is row 3 (its own g2), its t2 row 0 (pair 1's g1).
+    distinct = torch.cat([g1, g2, t1[:1], t2[:1]])
+    shared = margin_loss(distinct, torch.tensor([0, 1, 2, 3, 4, 3, 5, 0]), margin=0.4)
+    cosines = torch.nn.functional.cosine_similarity
+    g1_, g2_, t1_, t2_ = distinct[[0, 1]], distinct[[2, 3]], distinct[[4, 3]], distinct[[5, 0]]
+    expected = (torch.relu(0.4 - cosines(g1_, g2_) + cosines(g1_, t1_)) + torch.relu(0.4 - cosines(g1_, g2_) + cosines(g2_, t2_))).mean()
+    torch.testing.assert_close(shared, expected)
+
+
+def test_margin_loss_gradients_are_those_of_cosines():
+    """One normalization per embedding, however many rows read it: the cosines' gradients."""
+    rng = torch.Generator().manual_seed(0)
+    embeddings = torch.randn(7, 5, generator=rng, dtype=torch.float64)
+    where = torch.tensor([0, 1, 2, 3, 4, 5, 6, 0, 6, 2, 1, 0])  # negatives repeat batch rows
+    mine = embeddings.clone().requires_grad_()
+    margin_loss(mine, where, margin=0.9).backward()
+    reference = embeddings.clone().requires_grad_()
+    g1, g2, t1, t2 = reference[where].split(3)
+    cosines = torch.nn.functional.cosine_similarity
+    (torch.relu(0.9 - cosines(g1, g2) + cosines(g1, t1)) + torch.relu(0.9 - cosines(g1, g2) + cosines(g2, t2))).mean().backward()
+    assert reference.grad.abs().sum() > 0
+    torch.testing.assert_close(mine.grad, reference.grad)
 
 
 def test_hardest_negative_skips_itself_and_its_partner_within_one_batch():
