@@ -42,6 +42,7 @@ from corpus.files import write_atomically
 from pipelines.io import file_rows
 from pipelines.options import pipeline_options
 from pipelines.progress import RunPipeline
+from workflows.central_scheduler import WorkDirectoryTask
 from workflows.config import paranmt
 from workflows.console import STAGES as log
 from workflows.console import log_level
@@ -197,7 +198,7 @@ def read_manifest(output_dir: Path) -> dict[str, Any]:
     return json.loads((Path(output_dir) / MANIFEST).read_text())
 
 
-class StageTask(luigi.Task):
+class StageTask(WorkDirectoryTask):
     """A stage with an atomic, fingerprinted output directory and a JSON manifest."""
 
     stage: ClassVar[str]
@@ -280,7 +281,7 @@ class StageTask(luigi.Task):
         summary = self.build(partial)
         manifest = {
             "stage": self.stage,
-            "task_id": self.task_id,
+            "task_id": self.portable_task_id,
             "fingerprint": final.name,
             "code": CODE_VERSION,
             "parameters": self.to_str_params(only_significant=True),

@@ -5,12 +5,13 @@ import json
 import luigi
 
 from models.nmt.translate import ENGINES
+from workflows.central_scheduler import WorkDirectoryTask
 from workflows.corpus import AssignDeciles
 from workflows.ingest import IngestBitext
 from workflows.nmt import TrainTranslator, without_empty
 
 
-class BuildParaNMT(luigi.WrapperTask):
+class BuildParaNMT(WorkDirectoryTask, luigi.WrapperTask):
     """Ingest the bitext, train (or take) the cs→en model, back-translate the Czech side, score the
     pairs and rank them into deciles: the Parquet corpus and its summary (summary.md, printed)."""
 

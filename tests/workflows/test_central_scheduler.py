@@ -1,0 +1,163 @@
+"""Builds through Luigi's central scheduler, a real ``luigid`` on 127.0.0.1 with task history in
+SQLite: one build; two at once on one work directory (the second waits, both exit 0, each output
+built once); two at once on two work directories (each its own tasks, both complete)."""
+
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import luigi
+import pytest
+from luigi.task_register import Register
+from nmt_fixtures import tiny_nmt_fixture, toy_pairs  # noqa: F401 - the tiny_nmt fixture
+from test_backtranslate_flow import czeng_file, given
+
+import workflows
+from workflows import BuildParaNMT, IngestBitext
+from workflows.central_scheduler import WorkDirectoryTask
+
+REPO = Path(__file__).resolve().parents[2]
+STAGES = ("ingest", "nmt-train", "nmt-ct2", "backtranslate", "pp_train", "pp_model", "score", "corpus")
+BUILD_SECONDS = 600
+
+
+@pytest.fixture
+def luigid(tmp_path):
+    """``luigid`` in the background on a free port of 127.0.0.1, its pid file, logs, state and task
+    history in ``tmp_path``; stopped by its process id when the test ends."""
+    folder = tmp_path / "luigid"
+    folder.mkdir()
+    (folder / "luigid.cfg").write_text(
+        f"[scheduler]\nrecord_task_history = true\n[task_history]\ndb_connection = sqlite:///{folder / 'history.db'}\n")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    pidfile = folder / "luigid.pid"
+    subprocess.run([str(Path(sys.executable).with_name("luigid")), "--background", "--address", "127.0.0.1", "--port", str(port),
+                    "--pidfile", str(pidfile), "--logdir", str(folder / "log"), "--state-path", str(folder / "state.pickle")],
+                   cwd=folder, env={**os.environ, "LUIGI_CONFIG_PATH": str(folder / "luigid.cfg")}, check=True, timeout=60)
+    deadline = time.monotonic() + 60
+    while not answers(port):
+        assert time.monotonic() < deadline, f"luigid did not answer in 60 s: {sorted(p.name for p in (folder / 'log').glob('*'))}"
+        time.sleep(0.2)
+    pid = int(pidfile.read_text())
+    yield {"port": port, "history": folder / "history.db"}
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 30
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    if Path(f"/proc/{pid}").exists():
+        os.kill(pid, signal.SIGKILL)
+
+
+def answers(port: int) -> bool:
+    """Whether the scheduler's visualiser page is served on ``port``."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/static/visualiser/index.html", timeout=5) as page:
+            return page.status == 200
+    except OSError:
+        return False
+
+
+@pytest.fixture
+def build_options(tmp_path, tiny_nmt):
+    """BuildParaNMT's options for 200 toy pairs and the given tiny cs→en model (no training)."""
+    inputs = czeng_file(tmp_path / "toy.train.gz", toy_pairs(200, seed=5))
+    return ["--inputs", inputs, *(f"--{name.replace('_', '-')}={value}" for name, value in given(tiny_nmt).items())]
+
+
+def start_build(port: int, workdir: Path, options: list[str], workers: int = 1) -> subprocess.Popen:
+    """``luigi --module workflows BuildParaNMT`` through the scheduler on ``port``, from the
+    repository (its luigi.cfg), output in ``workdir``."""
+    command = [sys.executable, "-m", "luigi", "--module", "workflows", "BuildParaNMT", *options,
+               "--scheduler-host", "127.0.0.1", "--scheduler-port", str(port), "--workers", str(workers),
+               "--paranmt-workdir", str(workdir), "--paranmt-direct-num-workers", "1"]
+    return subprocess.Popen(command, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def finished(*builds: subprocess.Popen) -> list[str]:
+    """Each build's output, once all have exited 0."""
+    outputs = [build.communicate(timeout=BUILD_SECONDS)[0] for build in builds]
+    for build, output in zip(builds, outputs, strict=True):
+        assert build.returncode == 0, output
+    return outputs
+
+
+def built_stages(output: str) -> list[str]:
+    """The stages a run built itself (its ``<stage> complete:`` lines)."""
+    return sorted(line.split(" complete: ")[0].split()[-1] for line in output.splitlines() if " complete: " in line)
+
+
+def result(output: str) -> str:
+    """The corpus summary a run prints last."""
+    return output[output.index("ParaNMT corpus:"):]
+
+
+def assert_complete(workdir: Path) -> None:
+    for stage in STAGES:
+        outputs = [path.name for path in (workdir / stage).iterdir() if not path.is_symlink() and not path.name.startswith(".")]
+        assert len(outputs) == 1 and (workdir / stage / "latest" / "_SUCCESS").exists(), (stage, outputs)
+
+
+def test_one_build_with_two_workers_is_recorded_in_the_task_history(luigid, build_options, tmp_path):
+    [output] = finished(start_build(luigid["port"], tmp_path / "work", build_options, workers=2))
+    assert_complete(tmp_path / "work")
+    assert sorted(set(built_stages(output))) == sorted(STAGES)
+    assert answers(luigid["port"])
+    with sqlite3.connect(luigid["history"]) as history:
+        done = {name for (name,) in history.execute(
+            "select distinct tasks.name from tasks join task_events on task_events.task_id = tasks.id where event_name = 'DONE'")}
+    assert {"BuildParaNMT", "IngestBitext", "BackTranslate", "AssignDeciles"} <= done
+
+
+def test_a_second_build_on_one_work_directory_waits_for_the_first_and_both_exit_0(luigid, build_options, tmp_path):
+    first = start_build(luigid["port"], tmp_path / "work", build_options)
+    time.sleep(5)  # the first is building when the second asks for the same tasks
+    second = start_build(luigid["port"], tmp_path / "work", build_options)
+    outputs = finished(first, second)
+    assert_complete(tmp_path / "work")
+    assert built_stages(outputs[0] + outputs[1]) == sorted(STAGES)  # each stage built once, by one of them
+    assert "which another run is running" in outputs[0] + outputs[1]
+    assert result(outputs[0]) == result(outputs[1])
+
+
+def test_builds_on_two_work_directories_at_once_each_build_everything(luigid, build_options, tmp_path):
+    workdirs = [tmp_path / "a", tmp_path / "b"]
+    outputs = finished(*(start_build(luigid["port"], workdir, build_options) for workdir in workdirs))
+    for workdir, output in zip(workdirs, outputs, strict=True):
+        assert_complete(workdir)
+        assert built_stages(output) == sorted(STAGES)
+    # outputs are relocatable: the same folder names and bytes in both work directories
+    for stage in STAGES:
+        assert (workdirs[0] / stage / "latest").readlink() == (workdirs[1] / stage / "latest").readlink()
+    corpus = sorted((workdirs[0] / "corpus" / "latest" / "corpus").rglob("*.parquet"))
+    assert corpus and all(path.read_bytes() == (workdirs[1] / path.relative_to(workdirs[0])).read_bytes() for path in corpus)
+
+
+def test_every_task_names_its_work_directory_in_its_id():
+    tasks = [cls for cls in Register._reg if cls.__module__.startswith("workflows.") and not issubclass(cls, luigi.Config)]
+    assert set(workflows.__all__) <= {cls.__name__ for cls in tasks}
+    assert [cls.__name__ for cls in tasks if not issubclass(cls, WorkDirectoryTask)] == []
+
+
+def test_the_id_changes_with_the_real_work_directory_and_the_output_names_do_not(luigi_workdir, tmp_path):
+    config = luigi.configuration.get_config()
+    (tmp_path / "a").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "a")
+    made = {}
+    for name in ("a", "b", "link"):
+        config.set("paranmt", "workdir", str(tmp_path / name))
+        Register.clear_instance_cache()  # Luigi reuses task objects within a process
+        made[name] = (IngestBitext(), BuildParaNMT())
+    for ingest, build in made.values():
+        assert ingest.portable_task_id == made["a"][0].portable_task_id and ingest.fingerprint() == made["a"][0].fingerprint()
+        assert ingest.task_id.startswith(ingest.portable_task_id) and build.task_id.startswith(build.portable_task_id)
+    assert made["link"][0].task_id == made["a"][0].task_id and made["link"][1].task_id == made["a"][1].task_id
+    assert made["b"][0].task_id != made["a"][0].task_id and made["b"][1].task_id != made["a"][1].task_id
