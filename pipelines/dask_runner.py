@@ -41,6 +41,8 @@ from apache_beam.runners.dask.overrides import (
 from apache_beam.runners.dask.transform_evaluator import GroupByKey, get_windowed_value
 from apache_beam.transforms.sideinputs import SideInputMap
 
+from corpus.errors import InputError
+
 
 class DaskRunner(dask_runner.DaskRunner):
     """Runs a pipeline on the dask.distributed scheduler at ``--dask_client_address`` (none: a
@@ -51,7 +53,10 @@ class DaskRunner(dask_runner.DaskRunner):
 
         dask_options = options.view_as(dask_runner.DaskOptions).get_all_options(drop_default=True, current_only=True)
         bag_kwargs = dask_runner.DaskOptions._extract_bag_kwargs(dask_options)
-        client = distributed.Client(**dask_options)
+        try:
+            client = distributed.Client(**dask_options)
+        except OSError as error:  # the address is the user's: a typo, or the scheduler is not started
+            raise InputError(f"no dask scheduler answers at {dask_options.get('address')} ([paranmt] dask_scheduler): {error}") from error
         pipeline.replace_all(dask_overrides())
         bags = PCollectionBags(bag_kwargs, threads=sum(client.nthreads().values()))
         pipeline.visit(bags)
@@ -93,8 +98,10 @@ class PCollectionBags(PipelineVisitor):
             outputs = {None: db.concat(bags)}
         elif isinstance(transform, _Reshuffle):
             outputs = {None: bags[0].repartition(max(bags[0].npartitions, self.threads))}
-        else:
+        elif bags:  # as Beam's: the window transforms of a GroupByKey pass elements on
             outputs = {None: bags[0]}
+        else:
+            raise NotImplementedError(f"{node.full_label}: the DaskRunner cannot read from {type(transform).__name__}; start from beam.Create")
         for tag, pcoll in node.outputs.items():
             self.bags[pcoll] = outputs[tag]
 

@@ -6,6 +6,7 @@ failure, and the correction can go."""
 from __future__ import annotations
 
 import ast
+import socket
 import uuid
 
 import apache_beam as beam
@@ -13,6 +14,7 @@ import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 from distributed import LocalCluster
 
+from corpus.errors import InputError
 from pipelines.options import pipeline_options
 
 SHIPPED, OURS = "apache_beam.runners.dask.dask_runner.DaskRunner", "DaskRunner"
@@ -81,3 +83,12 @@ def test_what_finish_bundle_emits_is_kept(run):
          | beam.Map(len) | beam.Map(record, out / "batches"))
 
     assert sum(run(build)["batches"]) == 10
+
+
+def test_a_scheduler_that_does_not_answer_is_the_users_mistake_in_one_line():
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        address = f"tcp://127.0.0.1:{unused.getsockname()[1]}"
+    options = pipeline_options(OURS, extra_args="--dask_connection_timeout=1", dask_scheduler=address)
+    with pytest.raises(InputError, match=f"^no dask scheduler answers at {address} "), beam.Pipeline(options=options) as pipeline:
+        pipeline | beam.Create([1])
