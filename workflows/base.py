@@ -57,9 +57,11 @@ def users_mistake(error: BaseException | None) -> str:
     """The one line for an error that is the user's mistake ('' for a bug): an InputError (our
     checks), and every error Luigi raises while it reads a parameter's value (a number that is
     not one, a choice not offered, a value out of its range, a parameter unknown or missing),
-    named by the parameter it was reading."""
+    named by the parameter it was reading; a central scheduler that does not answer."""
     if isinstance(error, InputError | luigi.parameter.ParameterException):
         return str(error)
+    if isinstance(error, luigi.rpc.RPCError):
+        return f"{error}: is luigid running there? (--local-scheduler runs without it)"
     if storage := _storage_problem(error):
         return storage
     if (frames := _luigi_frames(error, "parameter.py")) is not None:
@@ -110,14 +112,26 @@ def _parameter_named(frames: list) -> str:
 class _UsersMistakesInOneLine(logging.Filter):
     """Luigi logs a failed task, or a failed start or check, with its traceback (attached, or
     written into the message while the error is being handled); the user's mistake is not a
-    bug, so its one line is appended to the first line of Luigi's message, without traceback."""
+    bug, so its one line is appended to the first line of Luigi's message, without traceback.
+    Luigi logs an error it re-raises again where it is caught: the mistake is said once. A record
+    that asks for the error being handled when there is none (Luigi's retries to reach its
+    scheduler) loses the line that would say ``NoneType: None``."""
+
+    def __init__(self):
+        super().__init__()
+        self._said: BaseException | None = None
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info == (None, None, None):
+            record.exc_info = None
         if record.exc_info:
             error = record.exc_info[1]
         else:
             error = sys.exc_info()[1] if "Traceback (most recent call last)" in str(record.msg) else None
         if mistake := users_mistake(error):
+            if error is self._said:
+                return False
+            self._said = error
             record.msg, record.args = f"{record.getMessage().split(chr(10), 1)[0].rstrip(':')}: {mistake}", ()
             record.exc_info, record.exc_text = None, None
         return True

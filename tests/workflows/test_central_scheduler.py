@@ -161,3 +161,18 @@ def test_the_id_changes_with_the_real_work_directory_and_the_output_names_do_not
         assert ingest.task_id.startswith(ingest.portable_task_id) and build.task_id.startswith(build.portable_task_id)
     assert made["link"][0].task_id == made["a"][0].task_id and made["link"][1].task_id == made["a"][1].task_id
     assert made["b"][0].task_id != made["a"][0].task_id and made["b"][1].task_id != made["a"][1].task_id
+
+
+def test_no_scheduler_at_the_address_is_one_line(tmp_path):
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # nothing listens there once the socket is closed
+    (tmp_path / "quick-retries.cfg").write_text("[core]\nrpc-retry-wait = 1\n")
+    command = [sys.executable, "-m", "luigi", "--module", "workflows", "IngestBitext", "--scheduler-host", "127.0.0.1",
+               "--scheduler-port", str(port), "--paranmt-workdir", str(tmp_path / "work")]
+    done = subprocess.run(command, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO), "LUIGI_CONFIG_PATH": str(tmp_path / "quick-retries.cfg")},
+                          capture_output=True, text=True, timeout=120)
+    output = done.stdout + done.stderr
+    assert done.returncode == 40 and "Traceback" not in output and "NoneType" not in output, output
+    [error] = [line for line in output.splitlines() if "ERROR" in line]
+    assert error.endswith(f"when connecting to remote scheduler 'http://127.0.0.1:{port}': is luigid running there? (--local-scheduler runs without it)")
