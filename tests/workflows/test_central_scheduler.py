@@ -2,6 +2,7 @@
 SQLite: one build; two at once on one work directory (the second waits, both exit 0, each output
 built once); two at once on two work directories (each its own tasks, both complete)."""
 
+import json
 import os
 import signal
 import socket
@@ -137,6 +138,9 @@ def test_builds_on_two_work_directories_at_once_each_build_everything(luigid, bu
     # outputs are relocatable: the same folder names and bytes in both work directories
     for stage in STAGES:
         assert (workdirs[0] / stage / "latest").readlink() == (workdirs[1] / stage / "latest").readlink()
+        identities = [{key: manifest[key] for key in ("task_id", "fingerprint", "parameters", "input_files")} for manifest in
+                      (json.loads((workdir / stage / "latest" / "_SUCCESS").read_text()) for workdir in workdirs)]
+        assert identities[0] == identities[1]
     corpus = sorted((workdirs[0] / "corpus" / "latest" / "corpus").rglob("*.parquet"))
     assert corpus and all(path.read_bytes() == (workdirs[1] / path.relative_to(workdirs[0])).read_bytes() for path in corpus)
 
