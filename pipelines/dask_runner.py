@@ -8,6 +8,9 @@ and right on a dask.distributed cluster (docs/2026-11-25-dask.md has each fault'
 3. It drops what a DoFn emits in ``finish_bundle`` (``BatchElements`` lost each partition's last
    batch). Here the bundle's outputs are collected after ``finish_bundle``.
 
+Beam's runner also sets a DoFn up and tears it down for every partition; here a set-up DoFn serves
+the partitions of a worker process one after another (``IdleDoFns``).
+
 And so that the work is spread over the workers: ``Create`` puts one element per partition
 (Beam's puts up to 128 in one, so one worker got every shard) and ``Reshuffle`` cuts its input
 into a partition per worker thread (Beam's is a no-op).
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import threading
 
 import dask
 import dask.bag as db
@@ -146,17 +150,48 @@ class Bundle:
                                  process_yields_batches=False, process_batch_yields_elements=False)
         sides = [SideInputMap(view, options, [get_windowed_value(value, self.window_fn) for value in values])
                  for (view, options), values in zip(self.side_views, side_values, strict=True)]
+        fn = SET_UP_DOFNS.take(self.pickled_fn)
         invoker = DoFnInvoker.create_invoker(
-            DoFnSignature(pickler.loads(self.pickled_fn)), handler, context=DoFnContext(self.label, state=None),
+            DoFnSignature(fn or pickler.loads(self.pickled_fn)), handler, context=DoFnContext(self.label, state=None),
             side_inputs=sides, input_args=self.args, input_kwargs=self.kwargs, user_state_context=None,
             bundle_finalizer_param=DoFn.BundleFinalizerParam())
-        invoker.invoke_setup()
+        if fn is None:
+            invoker.invoke_setup()
         invoker.invoke_start_bundle()
         for element in elements:
             invoker.invoke_process(get_windowed_value(element, self.window_fn))
         invoker.invoke_finish_bundle()
-        invoker.invoke_teardown()
+        SET_UP_DOFNS.give_back(self.pickled_fn, invoker.signature.do_fn)
         return outputs
+
+
+class IdleDoFns:
+    """DoFns set up in this worker process and idle, by their pickled form: a DoFn is set up once
+    per process and serves bundle after bundle, as on Beam's own runners (setting up loads models
+    and word vectors: once per partition, it cost more than scoring 1M pairs). An instance serves
+    one bundle at a time; the DoFns of the last ``KEEP`` kinds are kept, older ones torn down."""
+
+    KEEP = 32
+
+    def __init__(self):
+        self.idle: collections.OrderedDict[bytes, list[DoFn]] = collections.OrderedDict()
+        self.lock = threading.Lock()
+
+    def take(self, pickled_fn: bytes) -> DoFn | None:
+        with self.lock:
+            instances = self.idle.get(pickled_fn)
+            return instances.pop() if instances else None
+
+    def give_back(self, pickled_fn: bytes, fn: DoFn) -> None:
+        with self.lock:
+            self.idle.setdefault(pickled_fn, []).append(fn)
+            self.idle.move_to_end(pickled_fn)
+            evicted = [self.idle.popitem(last=False)[1] for _ in range(len(self.idle) - self.KEEP)]
+        for instance in (instance for instances in evicted for instance in instances):
+            instance.teardown()
+
+
+SET_UP_DOFNS = IdleDoFns()
 
 
 class TagReceivers(dict):
