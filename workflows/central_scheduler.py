@@ -65,12 +65,13 @@ class WaitingWorker(luigi.worker.Worker):
     def _keep_alive(self, get_work_response) -> bool:
         """Whether to ask again later: while another run runs a task this one needs (said once
         per task), or as Luigi's worker decides."""
-        for running in get_work_response.running_tasks:
+        elsewhere = [running for running in get_work_response.running_tasks if running["worker"] != self._id]
+        for running in elsewhere:
             if running["task_id"] not in self._waited_for and running["task_id"] in self._scheduled_tasks:
                 self._waited_for.add(running["task_id"])
                 log.info("waiting for %s, which another run is running (pid %s on %s)",
                          self._scheduled_tasks[running["task_id"]].task_family, running.get("pid"), running.get("host"))
-        return bool(get_work_response.running_tasks) or super()._keep_alive(get_work_response)
+        return bool(elsewhere) or super()._keep_alive(get_work_response)
 
     def run(self) -> bool:
         succeeded = super().run()
