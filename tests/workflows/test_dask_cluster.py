@@ -88,7 +88,6 @@ def parquet_bytes(workdir: Path) -> dict[str, dict[str, bytes]]:
             for stage in SHARD_WORK}
 
 
-@pytest.mark.slow  # 60-100 s on 2 shared cores, the tiny NMT model's training and the cluster's start-up apart
 def test_every_beam_stage_on_a_dask_cluster_writes_the_direct_runners_bytes(luigi_workdir, tmp_path, tiny_nmt, dask_scheduler, monkeypatch):
     files = toy_inputs(tmp_path)
     nmt = {"checkpoint": tiny_nmt.model.checkpoint, "dict_dir": tiny_nmt.model.data_dir, "spm_model": tiny_nmt.model.spm_source}
