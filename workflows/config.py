@@ -31,11 +31,12 @@ def count_parameter(default: int, description: str, minimum: int = 1, **kwargs) 
 
 
 class AbsolutePath(luigi.Parameter):
-    """A path made absolute against the folder it is given in: a Beam worker (a Dask worker, a
-    portable SDK worker) runs in a folder of its own, where a relative path names another place."""
+    """A file or folder path, made absolute against the folder the command runs in (empty stays
+    empty, meaning none): Beam's workers (a Dask worker, a portable SDK worker) open it from
+    folders of their own, where a relative path names another place. Every path parameter is one."""
 
     def normalize(self, x):
-        return os.path.abspath(x)
+        return os.path.abspath(x) if x else x
 
 
 class paranmt(luigi.Config):  # noqa: N801 - the luigi.cfg section name

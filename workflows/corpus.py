@@ -14,6 +14,7 @@ Where the pairs come from (``--pairs``): empty, BackTranslate of the bitext; an 
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -33,7 +34,7 @@ from pipelines.score import export_encoder_vectors, score_pairs, sha256_of
 from pipelines.select import select_top_half, select_training_set
 from pipelines.stats import write_corpus_stats
 from workflows.base import StageTask, read_manifest
-from workflows.config import config_from, count_parameter, with_settings
+from workflows.config import AbsolutePath, config_from, count_parameter, with_settings
 from workflows.encoders import EvaluateSTS, TrainEncoder
 from workflows.ingest import IngestBitext, ReadsRawFiles
 
@@ -96,7 +97,7 @@ class ReadsPairs:
 
     def pairs_dir(self) -> str:
         task = self.pairs_task()
-        return str(task.output_dir / "pairs") if task else self.pairs
+        return str(task.output_dir / "pairs") if task else os.path.abspath(self.pairs)  # workers open it
 
     def given_pairs_files(self) -> list[str]:
         """Files of a dataset given by path: they are inputs of the fingerprint."""
@@ -149,8 +150,8 @@ class ScorePairs(ReadsPairs, StageTask):
 
     stage = "score"
 
-    pp_vectors = luigi.Parameter(default="", description="PP model as a word2vec/GloVe text vectors file.")
-    pp_encoder = luigi.Parameter(default="", description="PP model as a trained Word Avg encoder directory (TrainEncoder output).")
+    pp_vectors = AbsolutePath(default="", description="PP model as a word2vec/GloVe text vectors file.")
+    pp_encoder = AbsolutePath(default="", description="PP model as a trained Word Avg encoder directory (TrainEncoder output).")
     batch_rows = count_parameter(default=BATCH_ROWS, significant=False, description="Pairs per vectorized batch.")
 
     def requires(self):
@@ -293,7 +294,7 @@ class CorpusStats(StageTask):
     mean PP score (standard deviations in parentheses) on a seeded sample of each domain."""
 
     stage = "stats"
-    word_counts = luigi.Parameter(default="../shared/data/wordvec/enwiki_vocab_min200.txt", description="`word count` file for IDF (empty: no IDF row).")
+    word_counts = AbsolutePath(default="../shared/data/wordvec/enwiki_vocab_min200.txt", description="`word count` file for IDF (empty: no IDF row).")
     per_domain = count_parameter(default=100_000, description="Sentences sampled per domain (the paper: 100k).")
 
     def requires(self):

@@ -21,13 +21,13 @@ from corpus.errors import InputError
 from models.encoders import EncoderConfig
 from models.trainer import TrainConfig
 from workflows.base import StageTask
-from workflows.config import config_from, with_settings
+from workflows.config import AbsolutePath, config_from, with_settings
 
 log = logging.getLogger("luigi-interface")
 
 
 class sts(luigi.Config):  # noqa: N801 - the luigi.cfg section name
-    dir = luigi.Parameter(
+    dir = AbsolutePath(
         default="../shared/data/sts",
         description="STS data directory (layout of shared/data/sts: STS2012-test … STS2016-test, "
         "STS2017, stsbenchmark, SICK), relative to the directory luigi runs in.",
@@ -60,9 +60,9 @@ class TrainEncoder(StageTask):
     keeps_partial_output = True  # the partial directory holds the resumable checkpoint
     latest_by = "model"  # encoders/latest-word_avg, … beside encoders/latest
 
-    train_data = luigi.Parameter(default="", description="Parquet pairs/corpus dataset directory, or a TSV file of sentence pairs.")
+    train_data = AbsolutePath(default="", description="Parquet pairs/corpus dataset directory, or a TSV file of sentence pairs.")
     columns = luigi.Parameter(default="reference,translation", description="The two Parquet columns that form a pair.")
-    word_vectors = luigi.Parameter(default="", description="word2vec/GloVe text file to initialise word embeddings (empty: random).")
+    word_vectors = AbsolutePath(default="", description="word2vec/GloVe text file to initialise word embeddings (empty: random).")
 
     @property
     def resources(self) -> dict[str, int]:

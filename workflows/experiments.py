@@ -39,7 +39,7 @@ from corpus.errors import InputError
 from corpus.selection import parse_deciles
 from models.encoders import MODELS
 from workflows.base import CODE_VERSION, MANIFEST, StageTask, read_manifest
-from workflows.config import count_parameter
+from workflows.config import AbsolutePath, count_parameter
 from workflows.corpus import (
     AssignDeciles,
     CorpusStats,
@@ -235,7 +235,7 @@ class OnTrainData:
     """Experiments whose cells train on --train-data when it is given (each an EvaluateSTS run;
     no corpus stage), else on the corpus selection (TrainOnFiltered)."""
 
-    train_data = luigi.Parameter(
+    train_data = AbsolutePath(
         default="",
         description="TSV of sentence pairs (first two tab-separated fields) or Parquet pairs dataset "
         "directory: every cell trains on it instead of a corpus selection. Empty: the selection.",
@@ -300,8 +300,8 @@ class VectorBaselines(StageTask):
 
     stage = "baselines"
     columns = "reference,translation"  # the two columns that form a pair
-    vectors = luigi.Parameter(default="../shared/data/wordvec/glove50_4k.txt", description="word2vec/GloVe text vectors of both baselines.")
-    word_counts = luigi.Parameter(default="../shared/data/wordvec/enwiki_vocab_min200.txt", description="`word count` file for SIF's p(w) (empty: no SIF).")
+    vectors = AbsolutePath(default="../shared/data/wordvec/glove50_4k.txt", description="word2vec/GloVe text vectors of both baselines.")
+    word_counts = AbsolutePath(default="../shared/data/wordvec/enwiki_vocab_min200.txt", description="`word count` file for SIF's p(w) (empty: no SIF).")
     reference_sentences = count_parameter(default=100_000, description="Training sentences (both sides, seeded sample) SIF's component is fitted on.")
 
     def training_data(self) -> str:

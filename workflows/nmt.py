@@ -21,7 +21,7 @@ from models.nmt.devices import resolve_device
 from models.nmt.translate import ENGINES, DecodeOptions, NmtModel, load_translator
 from pipelines import io
 from workflows.base import StageTask
-from workflows.config import config_from, with_settings
+from workflows.config import AbsolutePath, config_from, with_settings
 from workflows.ingest import IngestBitext
 
 SHARED_DATA = Path(os.environ.get("PARANMT_SHARED_DATA", "../shared/data"))
@@ -94,10 +94,10 @@ class TrainTranslator(UsesGpu, StageTask):
     valid_size = luigi.IntParameter(default=3000, description="About this many pairs (by id hash) are held out for validation.")
     device = luigi.ChoiceParameter(default="auto", choices=["auto", "cpu", "cuda"], description="Train on the GPU (with fp16) when there is one, else the CPU.")
     fairseq_args = luigi.Parameter(default="", description="Extra fairseq-train arguments, e.g. '--update-freq 4'.")
-    checkpoint = luigi.Parameter(default="", description="An existing fairseq cs→en checkpoint: skip training and use it.")
-    dict_dir = luigi.Parameter(default="", description="With checkpoint: the folder holding its dict.cs.txt and dict.en.txt.")
-    spm_model = luigi.Parameter(default="", description="With checkpoint: its sentencepiece model (the source one if not joint).")
-    spm_target_model = luigi.Parameter(default="", description="With checkpoint: the target sentencepiece model if not joint.")
+    checkpoint = AbsolutePath(default="", description="An existing fairseq cs→en checkpoint: skip training and use it.")
+    dict_dir = AbsolutePath(default="", description="With checkpoint: the folder holding its dict.cs.txt and dict.en.txt.")
+    spm_model = AbsolutePath(default="", description="With checkpoint: its sentencepiece model (the source one if not joint).")
+    spm_target_model = AbsolutePath(default="", description="With checkpoint: the target sentencepiece model if not joint.")
 
     def requires(self):
         if self.checkpoint:
@@ -161,11 +161,10 @@ class TrainTranslator(UsesGpu, StageTask):
     def _use_given(self, partial_dir: Path) -> dict:
         source_positions, target_positions = fairseq_train.model_positions(self.checkpoint)
         NmtModel(
-            os.path.abspath(self.checkpoint), os.path.abspath(self.dict_dir), os.path.abspath(self.spm_model),
-            os.path.abspath(self.spm_target_model or self.spm_model), source_positions, target_positions,
+            self.checkpoint, self.dict_dir, self.spm_model, self.spm_target_model or self.spm_model, source_positions, target_positions,
         ).save(partial_dir)
         self.progress(f"using the given checkpoint {self.checkpoint}", 100)
-        return {"given_checkpoint": os.path.abspath(self.checkpoint)}
+        return {"given_checkpoint": self.checkpoint}
 
 
 class ConvertTranslator(StageTask):
@@ -206,9 +205,9 @@ class EvaluateTranslator(UsesGpu, StageTask):
     inputs = IngestBitext.inputs
     translator = ConvertTranslator.translator
     engine = luigi.ChoiceParameter(default="ctranslate2", choices=ENGINES, description="Translation engine.")
-    source = luigi.Parameter(default=str(WMT21 / "newstest2021.cs-en.src.cs"), description="Czech test sentences, one a line.")
-    reference = luigi.Parameter(default=str(WMT21 / "newstest2021.cs-en.ref.A.en"), description="English reference, line-aligned.")
-    baseline = luigi.Parameter(default=str(WMT21 / "newstest2021.cs-en.hyp.CUNI-Transformer2018.en"), description="A system output to compare with ('' for none).")
+    source = AbsolutePath(default=str(WMT21 / "newstest2021.cs-en.src.cs"), description="Czech test sentences, one a line.")
+    reference = AbsolutePath(default=str(WMT21 / "newstest2021.cs-en.ref.A.en"), description="English reference, line-aligned.")
+    baseline = AbsolutePath(default=str(WMT21 / "newstest2021.cs-en.hyp.CUNI-Transformer2018.en"), description="A system output to compare with ('' for none).")
     device = luigi.ChoiceParameter(default="auto", choices=["auto", "cpu", "cuda"], description="auto: the GPU when there is one.")
 
     def requires(self):

@@ -5,6 +5,7 @@ the DirectRunner, and each stage's work on both workers."""
 from __future__ import annotations
 
 import gzip
+import os
 import time
 from pathlib import Path
 
@@ -100,11 +101,12 @@ def test_every_beam_stage_on_a_dask_cluster_writes_the_direct_runners_bytes(luig
     config.set("paranmt", "dask_scheduler", dask_scheduler)
     monkeypatch.chdir(tmp_path)
     config.set("paranmt", "workdir", "on-dask")  # relative: the workers run in folders of their own
+    relative = {name: os.path.relpath(path, tmp_path) for name, path in files.items()}  # so are the inputs, vectors and counts
     ran_on = {}
     with Client(dask_scheduler) as client:
         both = set(client.scheduler_info()["workers"])
         client.get_task_stream()  # the scheduler records every task from now on
-        for task in every_beam_stage(files, nmt):
+        for task in every_beam_stage(relative, {name: os.path.relpath(path, tmp_path) for name, path in nmt.items()}):
             started = time.time()
             build(task)
             ran_on[task.stage] = {(task_name(record), record["worker"]) for record in client.get_task_stream(start=started)}
