@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import warnings
 from pathlib import Path
 
 import luigi
@@ -22,6 +21,7 @@ from models.encoders import EncoderConfig
 from models.trainer import TrainConfig
 from workflows.base import StageTask
 from workflows.config import AbsolutePath, config_from, with_settings
+from workflows.console import STAGES as stages
 
 log = logging.getLogger("luigi-interface")
 
@@ -90,14 +90,15 @@ class TrainEncoder(StageTask):
         return files
 
     def dev_evaluator(self):
-        """``dev(embed) -> Pearson × 100`` on the --dev-set, or None (with a warning) when absent."""
+        """``dev(embed) -> Pearson × 100`` on the --dev-set, or None (said on the console) when absent."""
         from corpus.sts import MissingStsFiles, load_dev_set
         from models.evaluation import dev_score
 
         try:
             dataset = load_dev_set(sts_root(), self.dev_set)
         except MissingStsFiles as missing:
-            warnings.warn(f"no {self.dev_set} development set, keeping the last weights: {missing}", stacklevel=2)
+            # One console line (a Python warning also printed its source line), the missing files included.
+            stages.warning("%s: no %s development set, keeping the last weights: %s", self.stage, self.dev_set, " ".join(str(missing).split()))
             return None
         return lambda embed: dev_score(embed, dataset)
 
