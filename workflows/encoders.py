@@ -98,7 +98,7 @@ class TrainEncoder(StageTask):
             dataset = load_dev_set(sts_root(), self.dev_set)
         except MissingStsFiles as missing:
             # One console line (a Python warning also printed its source line), the missing files included.
-            stages.warning("%s: no %s development set, keeping the last weights: %s", self.stage, self.dev_set, " ".join(str(missing).split()))
+            stages.warning("%s: no %s development set, keeping the last weights: %s", self.stage, self.dev_set, missing)
             return None
         return lambda embed: dev_score(embed, dataset)
 

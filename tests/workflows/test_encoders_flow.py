@@ -90,8 +90,10 @@ def test_evaluate_sts_writes_json_and_markdown_reports(luigi_workdir, sts_dir, t
 def test_evaluate_sts_names_the_missing_files(luigi_workdir, sts_dir, tmp_path):
     task = EvaluateSTS(train_data=str(write_pairs_tsv(tmp_path / "pairs.tsv")), **TINY)
     assert luigi.build([task.requires()], local_scheduler=True)
-    with pytest.raises(MissingStsFiles, match=str(sts_dir)):  # no STS folder at all
+    with pytest.raises(MissingStsFiles, match=str(sts_dir)) as missing:  # no STS folder at all
         task.build(tmp_path / "out")
+    assert "get them with `paranmt-data fetch sts --to DIR`, then set [sts] dir = DIR in luigi.cfg" in str(missing.value)
+    assert "\n" not in str(missing.value)
     fill_sts(sts_dir)
     (sts_dir / "STS2014-test" / "STS.gs.images.txt").unlink()
     with pytest.raises(MissingStsFiles, match="STS2014-test/STS.gs.images.txt"):
