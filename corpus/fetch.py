@@ -194,7 +194,12 @@ def _verified(source, target: Path, file: LaidOutFile, url: str) -> None:
 
 
 def _tar_member(bundle: tarfile.TarFile, name: str):
-    if (stream := bundle.extractfile(name)) is None:  # a folder or a link, not a file
+    """The member `name`, also when the archive stores it as `./name` (tar run on `.`)."""
+    try:
+        stream = bundle.extractfile(name)
+    except KeyError:
+        stream = bundle.extractfile(f"./{name}")
+    if stream is None:  # a folder or a link, not a file
         raise KeyError(name)
     return stream
 

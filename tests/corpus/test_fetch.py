@@ -120,8 +120,8 @@ def packed(download: dict, laid_out: dict[str, bytes]) -> bytes:
                 bundle.writestr(name, body)
     else:
         with tarfile.open(fileobj=buffer, mode="w:gz") as bundle:
-            for name, body in members.items():
-                info = tarfile.TarInfo(name)
+            for number, (name, body) in enumerate(members.items()):
+                info = tarfile.TarInfo(f"./{name}" if number % 2 else name)  # both ways tar writes names
                 info.size = len(body)
                 bundle.addfile(info, io.BytesIO(body))
     return buffer.getvalue()
