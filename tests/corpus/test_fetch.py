@@ -294,3 +294,12 @@ def test_the_packaged_checksums_are_those_of_the_real_files(mirror, tmp_path, ca
     if kind == "sts":
         datasets, _ = sts_suite(tmp_path / kind)
         assert len(datasets) == sum(map(len, STS_TEST_SETS.values())) + 3
+
+
+def test_the_docs_cite_every_dataset_of_the_source_table_with_its_licence():
+    page = (REPO / "docs" / "README-sts.md").read_text()
+    for kind, datasets in json.loads(fetcher.SOURCES.read_text()).items():
+        assert f"paranmt-data fetch {kind} --to" in page
+        for dataset in datasets:
+            assert f"| {dataset['name']} | {dataset['citation']} | {dataset['official']} |" in page, dataset["name"]
+            assert f"| {dataset['licence']} |" in page, dataset["name"]
