@@ -25,6 +25,7 @@ import zipfile
 import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import groupby
 from pathlib import Path, PurePosixPath
 from urllib.error import HTTPError
 from urllib.parse import urlsplit
@@ -167,9 +168,8 @@ def download(url: str, target: Path) -> Path:
             reason = getattr(error, "reason", None) or error
             if attempt + 1 < TRIES:
                 time.sleep(attempt)  # a moment before the next try, longer each time
-    kept = partial.stat().st_size if partial.exists() else 0
-    raise FetchError(f"{url}: {reason} (offline? {kept} bytes kept in {partial}; a rerun resumes): "
-                     f"or download it by hand to {target} and rerun")
+    kept = f" ({partial.stat().st_size} bytes kept in {partial}; a rerun resumes)" if partial.exists() else ""
+    raise FetchError(f"{url}: {reason} after {TRIES} tries{kept}: check the connection, or download it by hand to {target} and rerun")
 
 
 def _mismatch(file: LaidOutFile, found: str, url: str, target: Path) -> FetchError:
@@ -241,16 +241,20 @@ def _lay_out(item: Download, files: list[LaidOutFile], to: Path, mirror: str) ->
 
 
 def fetch(kind: str, to: Path, mirror: str = "", sources: Path = SOURCES, say=print) -> dict[str, int]:
-    """Lay out every file of `kind` under `to`; the counts of files laid out and already present."""
+    """Lay out every file of `kind` under `to`, saying so per dataset; the counts of files laid
+    out and already in place."""
     to = Path(to)
     counts = {"laid_out": 0, "present": 0}
-    for item in load_sources(kind, sources):
-        missing = [file for file in item.files if not _in_place(to / file.path, file)]
-        counts["present"] += len(item.files) - len(missing)
-        if missing:
-            _lay_out(item, missing, to, mirror)
-            counts["laid_out"] += len(missing)
-            say(f"{item.dataset}: {len(missing)} file(s) from {mirrored(item.url, mirror)}")
+    for dataset, items in groupby(load_sources(kind, sources), key=lambda item: item.dataset):
+        laid_out = present = 0
+        for item in items:
+            missing = [file for file in item.files if not _in_place(to / file.path, file)]
+            if missing:
+                _lay_out(item, missing, to, mirror)
+            laid_out, present = laid_out + len(missing), present + len(item.files) - len(missing)
+        say(f"{dataset}: {laid_out} file(s) laid out, {present} already in place")
+        counts["laid_out"] += laid_out
+        counts["present"] += present
     downloads = to / DOWNLOADS
     if downloads.is_dir() and not any(downloads.iterdir()):
         downloads.rmdir()
