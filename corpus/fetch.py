@@ -61,6 +61,8 @@ class LaidOutFile:
 
 @dataclass(frozen=True)
 class Download:
+    """One URL of the source table and the files laid out from it."""
+
     url: str
     archive: str | None  # "zip", "tar.gz" or None (a plain file)
     files: tuple[LaidOutFile, ...]
@@ -137,7 +139,7 @@ def _receive(url: str, partial: Path) -> None:
     try:
         response = urlopen(request, timeout=TIMEOUT_S)
     except HTTPError as error:
-        if error.code != 416 or not start:  # 416: the partial file is not a prefix of this one
+        if error.code != 416 or not start:  # 416: the partial file is as long as the file or longer
             raise
         partial.unlink()
         return _receive(url, partial)
