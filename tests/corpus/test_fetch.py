@@ -52,6 +52,9 @@ class MirrorHandler(BaseHTTPRequestHandler):
             self.send_error(404)
             return
         start = int(self.headers["Range"].removeprefix("bytes=").rstrip("-")) if self.headers.get("Range") and mirror.ranges else 0
+        if start >= len(body) > 0:
+            self.send_error(416)  # Range Not Satisfiable
+            return
         self.send_response(206 if start else 200)
         if start:
             self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
@@ -193,7 +196,7 @@ def test_an_interrupted_download_resumes_with_a_range_request(mirror, tmp_path, 
     assert not list(target.rglob("*.part")) and not (target / fetcher.DOWNLOADS).exists()
 
 
-def test_a_partial_file_from_a_killed_run_resumes_or_restarts_when_the_server_ignores_ranges(mirror, tmp_path, capsys):
+def test_a_partial_file_from_a_killed_run_resumes_or_restarts(mirror, tmp_path, capsys):
     sources, laid_out = build_mirror(mirror, "transfer", tmp_path)
     target = tmp_path / "transfer"
     url_path = next(path for path in mirror.files if path.endswith("/rt-polarity.pos"))
@@ -203,6 +206,12 @@ def test_a_partial_file_from_a_killed_run_resumes_or_restarts_when_the_server_ig
     assert run(capsys, "transfer", "--to", target, "--mirror", mirror.url, "--sources", sources)[0] == 0
     assert (url_path, "bytes=7-") in mirror.requests
     assert (target / "rt-polarity.pos").read_bytes() == laid_out["rt-polarity.pos"] and not partial.exists()
+
+    (target / "rt-polarity.pos").unlink()
+    partial.write_bytes(mirror.files[url_path] + b"more")  # longer than the file: 416, then all of it again
+    assert run(capsys, "transfer", "--to", target, "--mirror", mirror.url, "--sources", sources)[0] == 0
+    assert mirror.requests[-2:] == [(url_path, f"bytes={len(mirror.files[url_path]) + 4}-"), (url_path, None)]
+    assert (target / "rt-polarity.pos").read_bytes() == laid_out["rt-polarity.pos"]
 
     (target / "rt-polarity.pos").unlink()
     partial.write_bytes(b"stale bytes of another version")
