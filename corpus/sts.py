@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from corpus.errors import InputError
+from corpus.fetch import fetch_hint
 
 # The paper's test suite (SPEC.md section 7). 2013 SMT is absent: its input is LDC-licensed and
 # only its gold file is distributed. 2012's `surprise.*` sets are reported as OnWN and SMTnews.
@@ -55,14 +56,15 @@ class StsDataset:
 
 
 class MissingStsFiles(FileNotFoundError, InputError):
-    """Expected STS files are absent; `missing` lists every one, not only the first."""
+    """Expected STS files are absent; `missing` lists every one, not only the first. The message is
+    one line that also says how to get them (`paranmt-data fetch sts`)."""
 
     def __init__(self, missing: Iterable[Path]):
         self.missing = [Path(path) for path in missing]
-        listed = "\n  ".join(str(path) for path in self.missing)
+        listed = " ".join(str(path) for path in self.missing)
         super().__init__(
-            f"{len(self.missing)} STS file(s) or folder(s) missing (expected the layout of "
-            f"shared/data/sts, see docs/README-sts.md):\n  {listed}"
+            f"{len(self.missing)} STS file(s) or folder(s) missing ({fetch_hint('sts')}; the layout: "
+            f"docs/README-sts.md): {listed}"
         )
 
 

@@ -3,6 +3,7 @@ folder without the repository or its luigi.cfg, with every network connection re
 
 import os
 import re
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -84,3 +85,18 @@ def test_a_failure_from_an_empty_folder_is_one_line_and_non_zero(installed, tmp_
     done, reached = run_installed(installed, tmp_path, "IngestBitext", "--inputs", "absent.gz")
     assert done.returncode == 30 and reached == []
     assert (done.stdout + done.stderr).strip().count("\n") == 0, done.stdout + done.stderr
+
+
+def test_paranmt_data_is_installed_with_its_source_table(installed, tmp_path):
+    """The console script from the wheel reads its packaged source table: with a mirror that is
+    down, one line names the table's first transfer URL on that mirror; nothing leaves the machine."""
+    network_log = tmp_path / "network.log"
+    environment = {**os.environ, "PYTHONPATH": f"{installed / 'guard'}:{installed / 'site'}", "PARANMT_TEST_NETWORK_LOG": str(network_log)}
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        mirror = f"http://127.0.0.1:{closed.getsockname()[1]}"
+    done = subprocess.run([str(installed / "site" / "bin" / "paranmt-data"), "fetch", "transfer", "--to", "transfer", "--mirror", mirror],
+                          cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=60)
+    first = f"{mirror}/raw.githubusercontent.com/harvardnlp/sent-conv-torch/d61ded09c99c0199d8c5bca946cd65864de2b296/data/raw/rt-polarity.neg"
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and first in done.stderr, done.stderr
+    assert not network_log.exists()

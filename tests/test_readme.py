@@ -14,6 +14,7 @@ from luigi.cmdline_parser import CmdlineParser
 
 import benchmarks.__main__ as benchmark_runner
 import workflows  # noqa: F401 - registers the tasks the commands name
+from corpus import fetch as fetcher
 from models import cli
 
 REPO = Path(__file__).resolve().parents[1]
@@ -67,6 +68,13 @@ def test_every_paranmt_encode_command_in_the_readme_parses():
     assert {args[0] for args in commands} >= {"embed", "score", "export"}
     for args in commands:
         cli.parser().parse_args(args)
+
+
+def test_every_paranmt_data_command_in_the_readme_parses():
+    commands = readme_commands("paranmt-data")
+    assert commands, "the README shows how to fetch the evaluation data"
+    for args in commands:
+        fetcher.parser().parse_args(args)
 
 
 def test_every_benchmark_the_readme_names_exists():

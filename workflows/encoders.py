@@ -98,7 +98,7 @@ class TrainEncoder(StageTask):
             dataset = load_dev_set(sts_root(), self.dev_set)
         except MissingStsFiles as missing:
             # One console line (a Python warning also printed its source line), the missing files included.
-            stages.warning("%s: no %s development set, keeping the last weights: %s", self.stage, self.dev_set, " ".join(str(missing).split()))
+            stages.warning("%s: no %s development set, keeping the last weights: %s", self.stage, self.dev_set, missing)
             return None
         return lambda embed: dev_score(embed, dataset)
 
@@ -161,7 +161,7 @@ class EvaluateSTS(StageTask):
         table = sts_table({report.meta.get("model"): report}).rstrip()
         lines = [f"Encoder {report.meta.get('model')}: {encoder_dir} (trained on {training['pairs']} pairs)",
                  f"STS (Pearson × 100; every dataset in {self.output_dir / 'report.md'}):", table]
-        if "–" in table:
+        if any("–" in row for row in table.splitlines()[2:]):  # a "–" cell, not the header's "2012–2016"
             absent = ", ".join(dict.fromkeys(report.meta.get("absent", []))) or "none"
             lines.append(f"–: that set is absent from the STS folder (absent: {absent})")
         steps_per_epoch = max(1, -(-training["steps"] // max(1, training["train"]["epochs"])))

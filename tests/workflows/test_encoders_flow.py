@@ -1,6 +1,7 @@
 """TrainEncoder and EvaluateSTS through Luigi, on a tiny TSV and tiny STS files made here."""
 
 import json
+import shutil
 
 import luigi
 import numpy as np
@@ -85,13 +86,20 @@ def test_evaluate_sts_writes_json_and_markdown_reports(luigi_workdir, sts_dir, t
     assert any("sts-test.csv" in path for path in report["meta"]["absent"])
     markdown = squeezed((task.output_dir / "report.md").read_text())
     assert markdown.startswith("| model |") and "| word_avg | 8 |" in markdown and "2012–2016" in markdown
+    assert "–: that set is absent from the STS folder" in task.result_summary()  # the STS-B test cell
+    shutil.copy(sts_dir / "stsbenchmark" / "sts-dev.csv", sts_dir / "stsbenchmark" / "sts-test.csv")
+    task = EvaluateSTS(train_data=str(tmp_path / "pairs.tsv"), **TINY)  # the STS files are part of its fingerprint
+    assert luigi.build([task], local_scheduler=True)
+    assert "that set is absent" not in task.result_summary()
 
 
 def test_evaluate_sts_names_the_missing_files(luigi_workdir, sts_dir, tmp_path):
     task = EvaluateSTS(train_data=str(write_pairs_tsv(tmp_path / "pairs.tsv")), **TINY)
     assert luigi.build([task.requires()], local_scheduler=True)
-    with pytest.raises(MissingStsFiles, match=str(sts_dir)):  # no STS folder at all
+    with pytest.raises(MissingStsFiles, match=str(sts_dir)) as missing:  # no STS folder at all
         task.build(tmp_path / "out")
+    assert "get them with `paranmt-data fetch sts --to DIR`, then set [sts] dir = DIR in luigi.cfg" in str(missing.value)
+    assert "\n" not in str(missing.value)
     fill_sts(sts_dir)
     (sts_dir / "STS2014-test" / "STS.gs.images.txt").unlink()
     with pytest.raises(MissingStsFiles, match="STS2014-test/STS.gs.images.txt"):
