@@ -72,7 +72,13 @@ class Target:
 
 
 def parse_have(text: str) -> dict[str, Version | None]:
-    """`torch,numpy==2.5.2`: what the target has, by name, with its version where known."""
+    """`torch,numpy==2.5.2`: what the target has, by name, with its version where known; `@FILE`
+    reads them from a file, one a line (`pip list --format=freeze` run there; # comments)."""
+    if text.startswith("@"):
+        try:
+            text = ",".join(line.split("#")[0] for line in Path(text[1:]).read_text().splitlines())
+        except OSError as error:
+            raise InputError(f"--have {text}: {error.strerror}") from None
     have = {}
     for entry in filter(None, (part.strip() for part in text.split(","))):
         name, _, version = entry.partition("==")
@@ -80,6 +86,16 @@ def parse_have(text: str) -> dict[str, Version | None]:
             raise InputError(f"--have {entry}: give a distribution name, or name==version")
         have[canonicalize_name(name)] = Version(version) if version else None
     return have
+
+
+def carried_despite_have(roots: list[Requirement], have: dict[str, Version | None]) -> dict[str, str]:
+    """What the target has at another version than the package pins exactly: an exact pin is a
+    decision (sentencepiece 0.2.3: pyproject.toml says why), so the kit carries it, and the
+    target's version stays beneath it. A range (numpy<2.5) is left to the target (assumptions)."""
+    return {canonicalize_name(requirement.name): f"{PACKAGE} pins {requirement.specifier}, the target has {have[name]}"
+            for requirement in roots
+            if (name := canonicalize_name(requirement.name)) in have and have[name] is not None
+            and any(spec.operator == "==" for spec in requirement.specifier) and not requirement.specifier.contains(have[name], prereleases=True)}
 
 
 def parse_names(option: str, text: str) -> set[str]:
@@ -95,7 +111,8 @@ class Kit:
 
     folder: Path
     carried: dict[str, str] = field(default_factory=dict)  # name → version
-    assumptions: list[str] = field(default_factory=list)
+    pinned_here: dict[str, str] = field(default_factory=dict)  # carried although the target has it: why
+    assumptions: list[tuple[str, bool, str]] = field(default_factory=list)  # (name, fits, line)
 
     def files(self) -> list[Path]:
         return sorted((path for path in self.folder.iterdir() if path.is_file()), key=lambda path: -path.stat().st_size)
@@ -128,9 +145,12 @@ def build(source: Path, target: Target, have: dict[str, Version | None], out: Pa
         built_on_target = _installed_here(BUILT_ON_TARGET, roots, target)
         report = _resolve(roots, built_on_target, target, stage, Path(scratch))
         report[BUILT_ON_TARGET] = built_on_target
+        kit.pinned_here = carried_despite_have(roots, have)
+        have = {name: version for name, version in have.items() if name not in kit.pinned_here}
         needed = closure(roots, report, have, target)
         kit.assumptions = assumptions(needed, have)
         downloads = {name: entry.version for name, entry in needed.items() if name not in have and name != BUILT_ON_TARGET}
+        kit.carried = {name: f"{entry.version} (for {', '.join(sorted(entry.needed_by))})" for name, entry in needed.items() if name not in have}
         if downloads:
             _pip("downloading the wheels", "download", "--no-deps", "-q", "-d", str(out), "--find-links", str(stage), *target.pip_options(),
                  *(f"{name}=={version}" for name, version in sorted(downloads.items())))
@@ -140,7 +160,7 @@ def build(source: Path, target: Target, have: dict[str, Version | None], out: Pa
         else:
             _pip(f"downloading {fairseq}'s sdist", "download", "--no-deps", "--no-build-isolation", "--no-binary", BUILT_ON_TARGET, "-q",
                  "-d", str(out), fairseq, unset_cuda_home=True)
-    kit.carried = {**downloads, BUILT_ON_TARGET: built_on_target["metadata"]["version"], PACKAGE: _wheel_version(wheel)}
+    kit.carried[PACKAGE] = _wheel_version(wheel)
     script = out / INSTALL_SCRIPT.name
     shutil.copyfile(INSTALL_SCRIPT, script)
     script.chmod(0o755)
@@ -245,21 +265,22 @@ def closure(roots: list[Requirement], report: dict[str, dict], have: dict, targe
     return needed
 
 
-def assumptions(needed: dict[str, Needed], have: dict[str, Version | None]) -> list[str]:
-    """One line per package the kit leaves to the target: the version it has, where given, against
-    what asks for it. Installed with --no-deps, so a version outside a pin stays (and may work)."""
+def assumptions(needed: dict[str, Needed], have: dict[str, Version | None]) -> list[tuple[str, bool, str]]:
+    """Per package the kit leaves to the target: its name, whether its version (where given)
+    admits what asks for it, and a line that says so. The kit installs with --no-deps, so a
+    version outside a range stays (and may well work)."""
     lines = []
     for name, version in sorted(have.items()):
         if name not in needed:
             continue
         asks = "; ".join(f"{asker} {','.join(filter(None, specifiers)) or 'any'}" for asker, specifiers in sorted(needed[name].needed_by.items()))
         if version is None:
-            lines.append(f"the target's {name} (version not given) serves {asks}")
+            lines.append((name, True, f"the target's {name} (version not given) serves {asks}"))
         elif all(_admits(specifier, version) for specifiers in needed[name].needed_by.values() for specifier in specifiers):
-            lines.append(f"the target's {name} {version} serves {asks}")
+            lines.append((name, True, f"the target's {name} {version} serves {asks}"))
         else:
-            lines.append(f"the target's {name} {version} is OUTSIDE what is asked ({asks}): kept (the kit installs with --no-deps); "
-                         f"leave {name} out of --have to carry the pinned one instead")
+            lines.append((name, False, f"the target's {name} {version} is OUTSIDE what is asked ({asks}): kept (the kit installs with --no-deps); "
+                                       f"leave {name} out of --have to carry the one asked for instead"))
     return lines
 
 

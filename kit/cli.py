@@ -43,17 +43,22 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as error:
         print(f"paranmt-kit: error: {error}", file=sys.stderr)
         return 2
-    files = kit.files()
     (kit.folder / "kit.txt").write_text("\n".join([
         f"paranmt-kit {' '.join(argv if argv is not None else sys.argv[1:])}",
         f"target: Python {args.python}, {args.platform}",
-        *(f"assumes {line}" for line in kit.assumptions),
-        *(f"carries {name} {version}" for name, version in sorted(kit.carried.items())), ""]))
+        *(f"carries {name} {version}" for name, version in sorted(kit.carried.items())),
+        *(f"carries {name} although the target has it: {why}" for name, why in sorted(kit.pinned_here.items())),
+        *(f"assumes {line}" for _, _, line in kit.assumptions), ""]))
+    files = kit.files()
     print(f"kit for Python {args.python} on {args.platform}: {len(files)} files, {kit.size() / 2**20:.1f} MiB in {kit.folder}")
     for path in files[:LARGEST_SHOWN]:
         print(f"  {path.stat().st_size / 2**20:5.1f} MiB  {path.name}")
-    for line in kit.assumptions:
-        print(f"assumes {line}")
+    for name, why in sorted(kit.pinned_here.items()):
+        print(f"carries {name} although the target has it: {why}")
+    print(f"assumes the target's own {', '.join(name for name, fits, _ in kit.assumptions if fits) or '(none)'}: kit.txt says what each serves")
+    for _, fits, line in kit.assumptions:
+        if not fits:
+            print(f"assumes {line}")
     print(f"install it there: {kit.folder}/install.sh --venv PATH   (or --target PATH; PYTHON=python3: the interpreter that has torch)")
     return 0
 

@@ -20,6 +20,7 @@ from kit.build import (
     INSTALL_SCRIPT,
     Target,
     assumptions,
+    carried_despite_have,
     closure,
     package_requirements,
     parse_have,
@@ -110,9 +111,23 @@ def test_what_only_the_targets_packages_need_stays_out_and_versions_outside_a_pi
     needed = closure(roots, report, have, Target("3.12", "manylinux_2_28_x86_64"))
     assert set(needed) == {"apache-beam", "torch", "numpy", "fastavro"}  # no sympy, filelock; typing-extensions is for Python < 3.12
     assert set(closure(roots, report, have, Target("3.11", "manylinux_2_28_x86_64"))) == set(needed) | {"typing-extensions"}
-    said = assumptions(needed, have)
-    assert said[0].startswith("the target's numpy 2.5.2 is OUTSIDE what is asked (apache-beam <2.5,>=1.14.3; paranmt <2.5,>=1.26)")
-    assert said[1] == "the target's torch (version not given) serves paranmt >=2.4"
+    (numpy, fits, line), torch = assumptions(needed, have)
+    assert numpy == "numpy" and not fits and line.startswith("the target's numpy 2.5.2 is OUTSIDE what is asked (apache-beam <2.5,>=1.14.3; paranmt <2.5,>=1.26)")
+    assert torch == ("torch", True, "the target's torch (version not given) serves paranmt >=2.4")
+
+
+def test_an_exact_pin_is_carried_even_where_the_target_has_another_version_and_a_range_is_not():
+    roots = [Requirement("sentencepiece==0.2.3"), Requirement("numpy<2.5,>=1.26"), Requirement("torch>=2.4")]
+    have = parse_have("sentencepiece==0.2.2,numpy==2.5.2,torch")
+    assert carried_despite_have(roots, have) == {"sentencepiece": "paranmt pins ==0.2.3, the target has 0.2.2"}
+    assert carried_despite_have(roots, parse_have("sentencepiece==0.2.3")) == {}
+
+
+def test_what_the_target_has_can_come_from_a_file(tmp_path):
+    (tmp_path / "have.txt").write_text("# pip list --format=freeze, run there\ntorch==2.11.0\nnumpy  # the version unknown\n\n")
+    assert parse_have(f"@{tmp_path / 'have.txt'}") == {"torch": Version("2.11.0"), "numpy": None}
+    with pytest.raises(InputError, match="--have @absent.txt: No such file or directory"):
+        parse_have("@absent.txt")
 
 
 def test_the_package_requirements_for_the_target_with_extras(tmp_path):

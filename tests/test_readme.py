@@ -13,6 +13,7 @@ import pytest
 from luigi.cmdline_parser import CmdlineParser
 
 import benchmarks.__main__ as benchmark_runner
+import kit.cli
 import workflows  # noqa: F401 - registers the tasks the commands name
 from models import cli
 
@@ -67,6 +68,13 @@ def test_every_paranmt_encode_command_in_the_readme_parses():
     assert {args[0] for args in commands} >= {"embed", "score", "export"}
     for args in commands:
         cli.parser().parse_args(args)
+
+
+def test_every_paranmt_kit_command_in_the_readme_parses():
+    commands = readme_commands("paranmt-kit")
+    assert commands
+    for args in commands:
+        kit.cli.parser().parse_args(args)
 
 
 def test_every_benchmark_the_readme_names_exists():
