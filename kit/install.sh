@@ -22,6 +22,7 @@ while (($#)); do
 done
 [[ -n $mode ]] || fail "$usage"
 command -v "$python" >/dev/null || fail "no $python here (set PYTHON to the interpreter that has torch)"
+"$python" -m pip --version >/dev/null 2>&1 || fail "$python has no pip (set PYTHON to the interpreter that has torch and pip)"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 start=$SECONDS
@@ -29,12 +30,13 @@ start=$SECONDS
 pip_target=()
 if [[ $mode == venv ]]; then
   [[ ! -e $where ]] || fail "--venv $where exists already (a new venv is made there)"
-  "$python" -m venv "$where" >"$log" 2>&1 || fail "$python -m venv $where: $(tail -n 1 "$log")"
+  "$python" -m venv --without-pip "$where" >"$log" 2>&1 || fail "$python -m venv $where: $(tail -n 1 "$log")"
   # Like --system-site-packages, but also when $python is itself a venv (/opt/torch/.venv): the
-  # new venv sees $python's packages after its own, so the kit's sentencepiece wins over theirs.
+  # new venv sees $python's packages after its own, so the kit's sentencepiece wins over theirs;
+  # $python's pip among them installs into the new venv (no ensurepip needed).
   parent=$("$python" -c 'import site; print(site.getsitepackages())')
   own=$("$where/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-  echo "import site; [site.addsitedir(path) for path in $parent]" >"$own/_paranmt_kit_parent.pth"
+  echo "import site; list(map(site.addsitedir, $parent))" >"$own/_paranmt_kit_parent.pth"
   python=$where/bin/python
 else
   pip_target=(--target "$where")
@@ -45,7 +47,7 @@ distributions=("$kit"/*.whl "$kit"/*.tar.gz)
 # fairseq-fixed's sdist compiles its C extensions against this machine's torch: CUDA_HOME unset
 # (its setup.py would build CUDA extensions it has no sources for), no build isolation (torch,
 # numpy, cython and setuptools are this machine's).
-env -u CUDA_HOME "$python" -m pip install --no-index --find-links "$kit" --no-deps --no-build-isolation \
+env -u CUDA_HOME "$python" -m pip install --no-index --find-links "$kit" --no-deps --ignore-installed --no-build-isolation \
   --disable-pip-version-check "${pip_target[@]}" "${distributions[@]}" >"$log" 2>&1 \
   || fail "pip install: $(grep '^ERROR' "$log" | tail -n 1 || tail -n 1 "$log")"
 

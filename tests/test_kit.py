@@ -49,12 +49,12 @@ def link_installed(names, site):
 
 @pytest.fixture(scope="module")
 def target(tmp_path_factory):
-    """A Python with only HAVE (and their dependencies) installed, and no pip."""
+    """A Python with only HAVE (and their dependencies) installed, and pip."""
     root = tmp_path_factory.mktemp("target")
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root / "venv")], check=True, timeout=120)
     site = Path(subprocess.run([str(root / "venv" / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                check=True, capture_output=True, text=True).stdout.strip())
-    link_installed(HAVE, site)
+    link_installed([*HAVE, "pip"], site)
     return root / "venv" / "bin" / "python"
 
 
