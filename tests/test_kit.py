@@ -165,7 +165,10 @@ def test_an_out_folder_that_holds_files_is_refused(tmp_path, capsys):
 
 def test_the_package_imports_without_ctranslate2():
     """A CUDA 13 GPU machine's kit leaves CTranslate2 out (--without ctranslate2): everything but
-    the CTranslate2 engine still imports (its import is where it is used)."""
-    blocked = "import sys; sys.modules['ctranslate2'] = None; import workflows, models.nmt.translate, models.nmt.devices, models.nmt.convert"
+    the CTranslate2 engine still imports (its import is where it is used), and using that engine
+    says in one line what to do."""
+    blocked = ("import sys; sys.modules['ctranslate2'] = None; import workflows, models.nmt.translate, models.nmt.convert\n"
+               "from models.nmt.devices import import_ctranslate2\nimport_ctranslate2()")
     done = subprocess.run([sys.executable, "-c", blocked], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines()[-1] == ("corpus.errors.InputError: CTranslate2 is not installed here: use --BackTranslate-engine fairseq "
+                                            "(and --EvaluateTranslator-engine fairseq), or pip install 'ctranslate2==4.8.*'"), done.stderr
