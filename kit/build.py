@@ -133,7 +133,16 @@ def build(source: Path, target: Target, have: dict[str, Version | None], out: Pa
     if clash := sorted(set(have) & set(without)):
         raise InputError(f"--have and --without both name {', '.join(clash)}")
     out.mkdir(parents=True, exist_ok=True)
-    kit = Kit(out)
+    try:
+        return _fill(Kit(out), source, target, have, without, extras, build_here)
+    except BaseException:
+        shutil.rmtree(out)  # it was empty: a rerun starts afresh
+        raise
+
+
+def _fill(kit: Kit, source: Path, target: Target, have: dict[str, Version | None], without: set[str], extras: set[str],
+          build_here: bool) -> Kit:
+    out = kit.folder
     with tempfile.TemporaryDirectory(prefix="paranmt-kit-") as scratch:
         stage = Path(scratch) / "stage"
         _pip("building the package's wheel", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(source))

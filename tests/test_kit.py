@@ -172,3 +172,9 @@ def test_the_package_imports_without_ctranslate2():
     done = subprocess.run([sys.executable, "-c", blocked], capture_output=True, text=True, timeout=300)
     assert done.stderr.splitlines()[-1] == ("corpus.errors.InputError: CTranslate2 is not installed here: use --BackTranslate-engine fairseq "
                                             "(and --EvaluateTranslator-engine fairseq), or pip install 'ctranslate2==4.8.*'"), done.stderr
+
+
+def test_a_requirement_the_package_lacks_cannot_be_left_out_and_the_folder_is_not_left_half_made(tmp_path, capsys):
+    assert main(["--without", "no-such-dist", "--out", str(tmp_path / "kit")]) == 2
+    assert capsys.readouterr().err == "paranmt-kit: error: --without no-such-dist: paranmt does not need it\n"
+    assert not (tmp_path / "kit").exists()
