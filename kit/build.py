@@ -262,6 +262,9 @@ def closure(roots: list[Requirement], report: dict[str, dict], have: dict, targe
     while todo:
         asker, requirement = todo.pop()
         name = canonicalize_name(requirement.name)
+        if name not in report:  # pip evaluates its transitive markers for the Python it runs on
+            raise InputError(f"{asker} needs {requirement} on Python {target.python}, which pip (on Python "
+                             f"{sys.version_info.major}.{sys.version_info.minor}) left out: run paranmt-kit with a Python {target.python}")
         needed.setdefault(name, Needed(report[name]["metadata"]["version"])).needed_by[asker].append(str(requirement.specifier))
         if name in have:
             continue

@@ -113,6 +113,9 @@ def test_what_only_the_targets_packages_need_stays_out_and_versions_outside_a_pi
     needed = closure(roots, report, have, Target("3.12", "manylinux_2_28_x86_64"))
     assert set(needed) == {"apache-beam", "torch", "numpy", "fastavro"}  # no sympy, filelock; typing-extensions is for Python < 3.12
     assert set(closure(roots, report, have, Target("3.11", "manylinux_2_28_x86_64"))) == set(needed) | {"typing-extensions"}
+    del report["typing-extensions"]  # as pip on Python 3.12 resolves it, asked about 3.11
+    with pytest.raises(InputError, match="apache-beam needs typing-extensions on Python 3.11, which pip .* left out"):
+        closure(roots, report, have, Target("3.11", "manylinux_2_28_x86_64"))
     (numpy, fits, line), torch = assumptions(needed, have)
     assert numpy == "numpy" and not fits and line.startswith("the target's numpy 2.5.2 is OUTSIDE what is asked (apache-beam <2.5,>=1.14.3; paranmt <2.5,>=1.26)")
     assert torch == ("torch", True, "the target's torch (version not given) serves paranmt >=2.4")
