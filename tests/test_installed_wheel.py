@@ -49,31 +49,53 @@ def installed(tmp_path_factory):
     wheel = next((root / "dist").glob("paranmt-*.whl"))
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(root / "site"), str(wheel)],
                    check=True, capture_output=True, timeout=300)
-    (root / "guard").mkdir()
-    (root / "guard" / "sitecustomize.py").write_text(NO_NETWORK)
+    network_guard(root / "guard")
     return root
 
 
-def run_installed(installed, folder, *args):
+def network_guard(folder):
+    """A folder whose sitecustomize refuses the network to every Python that has it on its path."""
+    folder.mkdir()
+    (folder / "sitecustomize.py").write_text(NO_NETWORK)
+    return folder
+
+
+def offline(folder, path):
+    """The environment of a process run offline in `folder` with `path` (the guard first) as its
+    PYTHONPATH, and the file where it writes the hosts it tried to reach."""
     network_log = folder / "network.log"
-    environment = {**os.environ, "PYTHONPATH": f"{installed / 'guard'}:{installed / 'site'}", "PARANMT_TEST_NETWORK_LOG": str(network_log)}
+    environment = {**os.environ, "PYTHONPATH": ":".join(map(str, path)), "PARANMT_TEST_NETWORK_LOG": str(network_log)}
     environment.pop("LUIGI_CONFIG_PATH", None)
-    done = subprocess.run([sys.executable, "-m", "luigi", "--module", "workflows", *args, "--local-scheduler"], cwd=folder,
+    return environment, network_log
+
+
+def run_luigi_offline(python, path, folder, *args):
+    """`luigi --module workflows …` as the user runs it, with `python`, offline, in `folder`."""
+    environment, network_log = offline(folder, path)
+    done = subprocess.run([str(python), "-m", "luigi", "--module", "workflows", *args, "--local-scheduler"], cwd=folder,
                           env=environment, capture_output=True, text=True, timeout=600)
     return done, (network_log.read_text().split() if network_log.exists() else [])
+
+
+def run_installed(installed, folder, *args):
+    return run_luigi_offline(sys.executable, [installed / "guard", installed / "site"], folder, *args)
+
+
+def assert_demo_built(done, reached, folder):
+    """The README's first command (BuildParaNMT on the demo) succeeded offline in `folder`."""
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    assert reached == [], reached
+    assert len(output.splitlines()) <= 60, output
+    assert "pairs per decile of pp_sim (0 … 9): 40 40 40 40 40 40 40 40 40 40" in output
+    assert (folder / "work" / "corpus" / "latest" / "_SUCCESS").exists()
 
 
 def test_the_readme_command_builds_the_demo_from_an_empty_folder_offline(installed, tmp_path):
     where = subprocess.run([sys.executable, "-c", "import workflows; print(workflows.__file__)"], cwd=tmp_path, capture_output=True, text=True,
                            env={**os.environ, "PYTHONPATH": str(installed / "site")}, check=True).stdout
     assert where.startswith(str(installed / "site"))  # the installed wheel, not this checkout
-    done, reached = run_installed(installed, tmp_path, "BuildParaNMT")
-    output = done.stdout + done.stderr
-    assert done.returncode == 0, output
-    assert reached == [], reached
-    assert len(output.splitlines()) <= 60, output
-    assert "pairs per decile of pp_sim (0 … 9): 40 40 40 40 40 40 40 40 40 40" in output
-    assert (tmp_path / "work" / "corpus" / "latest" / "_SUCCESS").exists()
+    assert_demo_built(*run_installed(installed, tmp_path, "BuildParaNMT"), tmp_path)
     # The README's quick tour reads what the build wrote, with the README's own lines.
     tour = re.findall(r"^```python\n(.*?)^```", (REPO / "README.md").read_text(), flags=re.S | re.M)[0]
     read = subprocess.run([sys.executable, "-c", f"{tour}\nprint(len(corpus), len(top), len(pairs), len(rejects))"], cwd=tmp_path,

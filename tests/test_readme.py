@@ -13,6 +13,7 @@ import pytest
 from luigi.cmdline_parser import CmdlineParser
 
 import benchmarks.__main__ as benchmark_runner
+import kit.cli
 import workflows  # noqa: F401 - registers the tasks the commands name
 from corpus import fetch as fetcher
 from models import cli
@@ -75,6 +76,11 @@ def test_every_paranmt_data_command_in_the_readme_parses():
     assert commands, "the README shows how to fetch the evaluation data"
     for args in commands:
         fetcher.parser().parse_args(args)
+def test_every_paranmt_kit_command_in_the_readme_parses():
+    commands = readme_commands("paranmt-kit")
+    assert commands
+    for args in commands:
+        kit.cli.parser().parse_args(args)
 
 
 def test_every_benchmark_the_readme_names_exists():

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from models.nmt.devices import import_ctranslate2
+
 QUANTIZATIONS = ("none", "float16", "int8", "int8_float16", "int8_float32", "bfloat16", "int8_bfloat16")
 
 
@@ -17,7 +19,5 @@ def convert(checkpoint: str, data_dir: str, output_dir: Path, quantization: str 
     if quantization not in QUANTIZATIONS:
         raise ValueError(f"unknown quantization {quantization!r}; choose one of {QUANTIZATIONS}")
     os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
-    from ctranslate2.converters import FairseqConverter
-
-    converter = FairseqConverter(checkpoint, data_dir, unsafe_deserialization=True)
+    converter = import_ctranslate2().converters.FairseqConverter(checkpoint, data_dir, unsafe_deserialization=True)
     return Path(converter.convert(str(output_dir), quantization=None if quantization == "none" else quantization, force=True))

@@ -47,9 +47,20 @@ def missing_libraries(libraries: tuple[str, ...] = CT2_CUDA_LIBRARIES, search_pa
     return [name for name in libraries if not open_library(name, search_path)]
 
 
+def import_ctranslate2():
+    """CTranslate2, imported where it is used: an install kit made `--without ctranslate2` (a CUDA 13
+    GPU machine, where it cannot use the GPU) has everything else, and the fairseq engine."""
+    try:
+        import ctranslate2
+    except ImportError:
+        raise InputError("CTranslate2 is not installed here: use --BackTranslate-engine fairseq (and "
+                         "--EvaluateTranslator-engine fairseq), or pip install 'ctranslate2==4.8.*'") from None
+    return ctranslate2
+
+
 def ct2_cuda_problem() -> str:
     """Why CTranslate2 cannot translate on a GPU here ('' when it can)."""
-    import ctranslate2
+    ctranslate2 = import_ctranslate2()
 
     if not ctranslate2.get_cuda_device_count():
         return NO_GPU

@@ -34,7 +34,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from corpus.settings import setting
-from models.nmt.devices import resolve_device
+from models.nmt.devices import import_ctranslate2, resolve_device
 from models.nmt.spm import Codec
 
 EOS = "</s>"
@@ -183,8 +183,7 @@ class Ct2Translator(Translator):
 
     def __init__(self, model: NmtModel, options: DecodeOptions, device: str = "auto",
                  compute_type: str = "auto", threads: int = 0):
-        import ctranslate2
-
+        ctranslate2 = import_ctranslate2()
         super().__init__(model, options)
         device = resolve_device(self.engine, device)
         if compute_type == "auto":

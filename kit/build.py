@@ -1,0 +1,332 @@
+"""Builds the kit: pip resolves this package's dependencies for the target machine (its Python
+version and platform, not this one's), what the target already has is left out with everything
+only it needs, pip downloads the rest, and install.sh goes beside them."""
+
+import importlib.metadata
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from collections import defaultdict
+from dataclasses import dataclass, field
+from email.parser import Parser
+from pathlib import Path
+
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+from corpus.errors import InputError
+
+PACKAGE = "paranmt"
+# Its C extensions are built against the target's torch, and it publishes no wheels: it travels
+# as its sdist (or, with --build-here, as the wheel built on this machine).
+BUILT_ON_TARGET = "fairseq-fixed"
+INSTALL_SCRIPT = Path(__file__).with_name("install.sh")
+# pip's message for a requirement without a wheel for the target (only sdists): pip builds
+# pure-Python ones here into a wheel that any target installs; more than this many is a mistake.
+NO_WHEEL = re.compile(r"No matching distribution found for (\S+)")
+MOST_BUILT_HERE = 8
+
+
+@dataclass(frozen=True)
+class Target:
+    """The machine the kit is for: its Python version (3.12) and its newest platform tag."""
+
+    python: str
+    platform: str
+
+    def __post_init__(self):
+        if not re.fullmatch(r"3\.\d+", self.python):
+            raise InputError(f"--python {self.python}: give the target's Python version as 3.N (3.12)")
+        if not re.fullmatch(r"[a-z0-9_]+", self.platform):
+            raise InputError(f"--platform {self.platform}: give one platform tag, e.g. manylinux_2_28_x86_64")
+
+    def platforms(self) -> list[str]:
+        """pip takes the tags it is given literally, and a manylinux_2_28 machine also runs
+        manylinux_2_27 … 2_5 wheels (manylinux2014 = 2_17, manylinux2010 = 2_12, manylinux1 = 2_5)."""
+        manylinux = re.fullmatch(r"manylinux_2_(\d+)_(\w+)", self.platform)
+        if not manylinux:
+            return [self.platform]
+        newest, arch = int(manylinux[1]), manylinux[2]
+        legacy = {17: "manylinux2014", 12: "manylinux2010", 5: "manylinux1"}
+        return ([f"manylinux_2_{glibc}_{arch}" for glibc in range(newest, 4, -1)]
+                + [f"{name}_{arch}" for glibc, name in legacy.items() if glibc <= newest])
+
+    def pip_options(self) -> list[str]:
+        """Wheels for the target only (pip refuses platform options otherwise)."""
+        platforms = [option for tag in self.platforms() for option in ("--platform", tag)]
+        return ["--only-binary=:all:", "--python-version", self.python, "--implementation", "cp",
+                "--abi", f"cp{self.python.replace('.', '')}", *platforms]
+
+    def markers(self, extra: str = "") -> dict[str, str]:
+        """Environment markers as the target evaluates them (its Python; this machine's OS)."""
+        return {"python_version": self.python, "python_full_version": f"{self.python}.0", "extra": extra}
+
+    def is_this_python(self) -> bool:
+        return self.python == f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def parse_have(text: str) -> dict[str, Version | None]:
+    """`torch,numpy==2.5.2`: what the target has, by name, with its version where known; `@FILE`
+    reads them from a file, one a line (`pip list --format=freeze` run there; # comments)."""
+    if text.startswith("@"):
+        try:
+            text = ",".join(line.split("#")[0] for line in Path(text[1:]).read_text().splitlines())
+        except OSError as error:
+            raise InputError(f"--have {text}: {error.strerror}") from None
+    have = {}
+    for entry in filter(None, (part.strip() for part in text.split(","))):
+        name, _, version = entry.partition("==")
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name) or (_ and not re.fullmatch(r"[0-9][0-9A-Za-z.+!-]*", version)):
+            raise InputError(f"--have {entry}: give a distribution name, or name==version")
+        have[canonicalize_name(name)] = Version(version) if version else None
+    return have
+
+
+def carried_despite_have(roots: list[Requirement], have: dict[str, Version | None]) -> dict[str, str]:
+    """What the target has at another version than the package pins exactly: an exact pin is a
+    decision (sentencepiece 0.2.3: pyproject.toml says why), so the kit carries it, and the
+    target's version stays beneath it. A range (numpy<2.5) is left to the target (assumptions)."""
+    return {canonicalize_name(requirement.name): f"{PACKAGE} pins {requirement.specifier}, the target has {have[name]}"
+            for requirement in roots
+            if (name := canonicalize_name(requirement.name)) in have and have[name] is not None
+            and any(spec.operator == "==" for spec in requirement.specifier) and not requirement.specifier.contains(have[name], prereleases=True)}
+
+
+def parse_names(option: str, text: str) -> set[str]:
+    names = {canonicalize_name(part.strip()) for part in text.split(",") if part.strip()}
+    if bad := sorted(name for name in names if not re.fullmatch(r"[a-z0-9][a-z0-9._-]*", name)):
+        raise InputError(f"{option} {','.join(bad)}: give distribution names separated by commas")
+    return names
+
+
+@dataclass
+class Kit:
+    """What went into the folder, and what it assumes of the target."""
+
+    folder: Path
+    carried: dict[str, str] = field(default_factory=dict)  # name → version
+    pinned_here: dict[str, str] = field(default_factory=dict)  # carried although the target has it: why
+    assumptions: list[tuple[str, bool, str]] = field(default_factory=list)  # (name, fits, line)
+
+    def files(self) -> list[Path]:
+        return sorted((path for path in self.folder.iterdir() if path.is_file()), key=lambda path: -path.stat().st_size)
+
+    def size(self) -> int:
+        return sum(path.stat().st_size for path in self.files())
+
+
+def build(source: Path, target: Target, have: dict[str, Version | None], out: Path, *, without: set[str] = frozenset(),
+          extras: set[str] = frozenset(), build_here: bool = False) -> Kit:
+    """The kit for `target` in `out` (a new or empty folder)."""
+    if not (source / "pyproject.toml").is_file():
+        raise InputError(f"--source {source}: no pyproject.toml there (the kit builds {PACKAGE}'s wheel from its checkout)")
+    if out.exists() and any(out.iterdir()):
+        raise InputError(f"--out {out}: not empty (a kit is built into a new folder)")
+    if build_here and not target.is_this_python():
+        raise InputError(f"--build-here: {BUILT_ON_TARGET} built here is for Python {sys.version_info.major}.{sys.version_info.minor}, not the target's {target.python}")
+    if clash := sorted(set(have) & set(without)):
+        raise InputError(f"--have and --without both name {', '.join(clash)}")
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        return _fill(Kit(out), source, target, have, without, extras, build_here)
+    except BaseException:
+        shutil.rmtree(out)  # it was empty: a rerun starts afresh
+        raise
+
+
+def _fill(kit: Kit, source: Path, target: Target, have: dict[str, Version | None], without: set[str], extras: set[str],
+          build_here: bool) -> Kit:
+    out = kit.folder
+    with tempfile.TemporaryDirectory(prefix="paranmt-kit-") as scratch:
+        stage = Path(scratch) / "stage"
+        _pip("building the package's wheel", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(source))
+        wheel = next(out.glob(f"{PACKAGE}-*.whl"))
+        roots = package_requirements(wheel, target, extras)
+        if missing := sorted(without - {canonicalize_name(requirement.name) for requirement in roots}):
+            raise InputError(f"--without {','.join(missing)}: {PACKAGE} does not need it")
+        roots = [requirement for requirement in roots if canonicalize_name(requirement.name) not in without]
+        built_on_target = _installed_here(BUILT_ON_TARGET, roots, target)
+        report = _resolve(roots, built_on_target, target, stage, Path(scratch))
+        report[BUILT_ON_TARGET] = built_on_target
+        kit.pinned_here = carried_despite_have(roots, have)
+        have = {name: version for name, version in have.items() if name not in kit.pinned_here}
+        needed = closure(roots, report, have, target)
+        kit.assumptions = assumptions(needed, have)
+        downloads = {name: entry.version for name, entry in needed.items() if name not in have and name != BUILT_ON_TARGET}
+        kit.carried = {name: f"{entry.version} (for {', '.join(sorted(entry.needed_by))})" for name, entry in needed.items() if name not in have}
+        if downloads:
+            _pip("downloading the wheels", "download", "--no-deps", "-q", "-d", str(out), "--find-links", str(stage), *target.pip_options(),
+                 *(f"{name}=={version}" for name, version in sorted(downloads.items())))
+        fairseq = f"{BUILT_ON_TARGET}=={built_on_target['metadata']['version']}"
+        if build_here:
+            _pip(f"building {fairseq} here", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), fairseq, unset_cuda_home=True)
+        else:
+            _pip(f"downloading {fairseq}'s sdist", "download", "--no-deps", "--no-build-isolation", "--no-binary", BUILT_ON_TARGET, "-q",
+                 "-d", str(out), fairseq, unset_cuda_home=True)
+    kit.carried[PACKAGE] = _wheel_version(wheel)
+    script = out / INSTALL_SCRIPT.name
+    shutil.copyfile(INSTALL_SCRIPT, script)
+    script.chmod(0o755)
+    return kit
+
+
+def package_requirements(wheel: Path, target: Target, extras: set[str]) -> list[Requirement]:
+    """The package's own requirements on the target, with the extras asked for (and the extras
+    those name of the package itself, as `dev` names `paranmt[interop]`)."""
+    with zipfile.ZipFile(wheel) as archive:
+        metadata = Parser().parsestr(archive.read(next(name for name in archive.namelist() if name.endswith(".dist-info/METADATA"))).decode())
+    declared = [Requirement(line) for line in metadata.get_all("Requires-Dist", [])]
+    offered = set(metadata.get_all("Provides-Extra", []))
+    if unknown := sorted(extras - offered):
+        raise InputError(f"--extras {','.join(unknown)}: {PACKAGE} offers {', '.join(sorted(offered))}")
+    wanted, todo, requirements = set(), ["", *extras], []
+    while todo:
+        extra = todo.pop()
+        if extra in wanted:
+            continue
+        wanted.add(extra)
+        for requirement in declared:
+            if requirement.marker is None and extra or requirement.marker is not None and not requirement.marker.evaluate(target.markers(extra)):
+                continue
+            if canonicalize_name(requirement.name) == PACKAGE:
+                todo.extend(requirement.extras)
+            else:
+                requirements.append(_without_marker(requirement))
+    return requirements
+
+
+def _installed_here(name: str, roots: list[Requirement], target: Target) -> dict:
+    """The sdist's own requirements, as its installed distribution here declares them (pip would
+    have to build it to read them): a report entry like pip's."""
+    pinned = next(requirement for requirement in roots if canonicalize_name(requirement.name) == name)
+    try:
+        installed = importlib.metadata.distribution(name)
+    except importlib.metadata.PackageNotFoundError:
+        raise InputError(f"{name} is not installed here: paranmt-kit reads its requirements from the installed distribution") from None
+    if not pinned.specifier.contains(installed.version, prereleases=True):
+        raise InputError(f"{name} {installed.version} is installed here, but {PACKAGE} needs {pinned}")
+    requires = [line for line in installed.requires or [] if (marker := Requirement(line).marker) is None or marker.evaluate(target.markers())]
+    return {"metadata": {"name": name, "version": installed.version, "requires_dist": requires}}
+
+
+def _resolve(roots: list[Requirement], built_on_target: dict, target: Target, stage: Path, scratch: Path) -> dict[str, dict]:
+    """pip's resolution for the target (its report, by name), with the sdist built on the target
+    replaced by its requirements, and pure-Python distributions that publish only sdists built
+    into wheels here first (in `stage`)."""
+    wanted = [str(requirement) for requirement in roots if canonicalize_name(requirement.name) != BUILT_ON_TARGET]
+    wanted += built_on_target["metadata"]["requires_dist"]
+    (scratch / "requirements.txt").write_text("\n".join(wanted) + "\n")
+    stage.mkdir()
+    for _ in range(MOST_BUILT_HERE + 1):
+        done = _run_pip("install", "--dry-run", "--ignore-installed", "-q", "--report", str(scratch / "report.json"), "--target", str(scratch / "unused"),
+                        "--find-links", str(stage), *target.pip_options(), "-r", str(scratch / "requirements.txt"))
+        if done.returncode == 0:
+            report = json.loads((scratch / "report.json").read_text())
+            return {canonicalize_name(item["metadata"]["name"]): item for item in report["install"]}
+        if not (no_wheel := NO_WHEEL.search(done.stderr)):
+            raise InputError(f"resolving the dependencies for Python {target.python} on {target.platform}: {_pip_error(done)}")
+        _build_pure_wheel(no_wheel[1], stage, target)
+    raise InputError(f"more than {MOST_BUILT_HERE} dependencies publish no wheel for Python {target.python} on {target.platform}")
+
+
+def _build_pure_wheel(requirement: str, stage: Path, target: Target) -> None:
+    name = canonicalize_name(Requirement(requirement).name)
+    if any(canonicalize_name(path.name.split("-")[0]) == name for path in stage.iterdir()):
+        raise InputError(f"{requirement}: no wheel for Python {target.python} on {target.platform}")
+    _pip(f"{requirement} publishes no wheel for Python {target.python} on {target.platform}; building it", "wheel", "--no-deps", "-q", "-w", str(stage), requirement)
+    built = next(path for path in stage.iterdir() if canonicalize_name(path.name.split("-")[0]) == name)
+    if not built.name.endswith("-none-any.whl"):
+        raise InputError(f"{requirement}: no wheel for Python {target.python} on {target.platform}, and it has compiled code ({built.name})")
+
+
+@dataclass
+class Needed:
+    """A distribution of the closure: the version pip chose, and what asked for it (name → specifiers)."""
+
+    version: str
+    needed_by: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+
+
+def closure(roots: list[Requirement], report: dict[str, dict], have: dict, target: Target) -> dict[str, Needed]:
+    """Every distribution reachable from the roots, stopping at what the target has: what only
+    torch needs (triton, the nvidia-* wheels, sympy …) stays out with torch."""
+    needed: dict[str, Needed] = {}
+    visited = set()
+    todo = [(PACKAGE, requirement) for requirement in roots]
+    while todo:
+        asker, requirement = todo.pop()
+        name = canonicalize_name(requirement.name)
+        if name not in report:  # pip evaluates its transitive markers for the Python it runs on
+            raise InputError(f"{asker} needs {requirement} on Python {target.python}, which pip (on Python "
+                             f"{sys.version_info.major}.{sys.version_info.minor}) left out: run paranmt-kit with a Python {target.python}")
+        needed.setdefault(name, Needed(report[name]["metadata"]["version"])).needed_by[asker].append(str(requirement.specifier))
+        if name in have:
+            continue
+        for extra in {"", *requirement.extras} - {extra for seen, extra in visited if seen == name}:
+            visited.add((name, extra))
+            for line in report[name]["metadata"].get("requires_dist", []):
+                dependency = Requirement(line)
+                if (dependency.marker is None and not extra) or (dependency.marker is not None and dependency.marker.evaluate(target.markers(extra))):
+                    todo.append((name, _without_marker(dependency)))
+    return needed
+
+
+def assumptions(needed: dict[str, Needed], have: dict[str, Version | None]) -> list[tuple[str, bool, str]]:
+    """Per package the kit leaves to the target: its name, whether its version (where given)
+    admits what asks for it, and a line that says so. The kit installs with --no-deps, so a
+    version outside a range stays (and may well work)."""
+    lines = []
+    for name, version in sorted(have.items()):
+        if name not in needed:
+            continue
+        asks = "; ".join(f"{asker} {','.join(filter(None, specifiers)) or 'any'}" for asker, specifiers in sorted(needed[name].needed_by.items()))
+        if version is None:
+            lines.append((name, True, f"the target's {name} (version not given) serves {asks}"))
+        elif all(_admits(specifier, version) for specifiers in needed[name].needed_by.values() for specifier in specifiers):
+            lines.append((name, True, f"the target's {name} {version} serves {asks}"))
+        else:
+            lines.append((name, False, f"the target's {name} {version} is OUTSIDE what is asked ({asks}): kept (the kit installs with --no-deps); "
+                                       f"leave {name} out of --have to carry the one asked for instead"))
+    return lines
+
+
+def _admits(specifier: str, version: Version) -> bool:
+    return Requirement(f"x{specifier}").specifier.contains(version, prereleases=True)
+
+
+def _without_marker(requirement: Requirement) -> Requirement:
+    """The requirement itself, its marker already evaluated for the target (pip would evaluate it
+    for this machine's Python)."""
+    bare = Requirement(str(requirement))
+    bare.marker = None
+    return bare
+
+
+def _wheel_version(wheel: Path) -> str:
+    return wheel.name.split("-")[1]
+
+
+def _run_pip(*args: str, unset_cuda_home: bool = False) -> subprocess.CompletedProcess:
+    environment = None
+    if unset_cuda_home:  # fairseq-fixed's setup.py builds CUDA extensions (sources it lacks) when CUDA_HOME is set
+        environment = {key: value for key, value in os.environ.items() if key != "CUDA_HOME"}
+    return subprocess.run([sys.executable, "-m", "pip", *args], capture_output=True, text=True, env=environment)
+
+
+def _pip(what: str, *args: str, unset_cuda_home: bool = False) -> None:
+    done = _run_pip(*args, unset_cuda_home=unset_cuda_home)
+    if done.returncode:
+        raise InputError(f"{what}: {_pip_error(done)}")
+
+
+def _pip_error(done: subprocess.CompletedProcess) -> str:
+    """pip's own one-line reason (its last ERROR line), not its whole output."""
+    lines = [line.strip() for line in (done.stderr + done.stdout).splitlines() if line.strip()]
+    errors = [line.removeprefix("ERROR: ") for line in lines if line.startswith("ERROR:")]
+    return (errors or lines or [f"pip exited with {done.returncode}"])[-1]
