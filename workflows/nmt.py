@@ -19,7 +19,6 @@ from corpus.files import write_atomically
 from models.nmt import binarize, convert, evaluate, fairseq_train, spm
 from models.nmt.devices import resolve_device
 from models.nmt.translate import ENGINES, DecodeOptions, NmtModel, load_translator
-from pipelines import io
 from workflows.base import StageTask
 from workflows.config import AbsolutePath, config_from, with_settings
 from workflows.ingest import IngestBitext
@@ -70,7 +69,7 @@ class TrainSentencePiece(StageTask):
         return {lang: root / f"spm.{lang}.model" for lang in ("cs", "en")}
 
     def build(self, partial_dir: Path) -> dict:
-        files = io.dataset_files(str(self.requires().bitext_dir()))
+        files, _ = self.requires().committed("bitext")
         config = spm.SpmConfig(self.vocab_size, self.model_type, self.character_coverage, self.input_sentence_size, self.seed)
         self.progress(f"training {'a joint' if self.joint else 'per-language'} {self.model_type} model on {len(files)} shards")
         paths = spm.train_from_bitext(files, partial_dir, config, self.joint)
@@ -142,7 +141,7 @@ class TrainTranslator(UsesGpu, StageTask):
         data_dir = partial_dir / "data-bin"
         counts_file = partial_dir / "pairs.json"
         if not data_dir.exists():
-            bitext_files = io.dataset_files(str(self.requires()["bitext"].bitext_dir()))
+            bitext_files, _ = self.requires()["bitext"].committed("bitext")
             workers = os.cpu_count() or 1
             self.progress(f"binarizing {len(bitext_files)} bitext shards ({workers} processes)")
 
