@@ -35,12 +35,18 @@ REBUILD = "run the command again: a damaged output is rebuilt"
 
 
 class DamagedOutput(InputError):
-    """A file the project wrote is missing, changed or unreadable: one line naming it
-    (``problem``) and saying how to get a sound one (``remedy``)."""
+    """A file the project wrote is missing, changed or unreadable: one line naming it and
+    saying how to get a sound one (made by :func:`damaged`; one argument, so that Beam, which
+    re-raises a step's error with the step's name appended, can make it again)."""
 
-    def __init__(self, problem: str, remedy: str = REBUILD):
-        super().__init__(f"{problem}; {remedy}" if remedy else problem)
-        self.problem = problem
+    problem = ""
+
+
+def damaged(problem: str, remedy: str = REBUILD) -> DamagedOutput:
+    """A DamagedOutput saying ``problem`` (kept as its ``problem``) and ``remedy``."""
+    error = DamagedOutput(f"{problem}; {remedy}")
+    error.problem = problem
+    return error
 
 
 @contextlib.contextmanager
@@ -53,10 +59,10 @@ def reading(path: str | Path, remedy: str = REBUILD, also: tuple[type[Exception]
     except DamagedOutput:
         raise
     except FileNotFoundError:
-        raise DamagedOutput(f"{path} is missing", remedy) from None
+        raise damaged(f"{path} is missing", remedy) from None
     except (OSError, pa.ArrowException, json.JSONDecodeError, UnicodeDecodeError, *also) as error:
         reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error).splitlines()[0]
-        raise DamagedOutput(f"{path} cannot be read ({reason})", remedy) from None
+        raise damaged(f"{path} cannot be read ({reason})", remedy) from None
 
 
 def read_json(path: str | Path, remedy: str = REBUILD) -> Any:
@@ -142,7 +148,7 @@ def read_manifest(directory: Path, remedy: str = REBUILD) -> dict[str, Any]:
     """The manifest of an output directory; DamagedOutput when it is unreadable or not JSON."""
     manifest = read_json(Path(directory) / MANIFEST, remedy)
     if not isinstance(manifest, dict):
-        raise DamagedOutput(f"{Path(directory) / MANIFEST} is not a manifest (not a JSON object)", remedy)
+        raise damaged(f"{Path(directory) / MANIFEST} is not a manifest (not a JSON object)", remedy)
     return manifest
 
 
@@ -152,9 +158,9 @@ def verified_manifest(directory: Path, remedy: str = REBUILD) -> dict[str, Any]:
     directory = Path(directory)
     manifest = read_manifest(directory, remedy)
     if not isinstance(manifest.get("files"), dict):
-        raise DamagedOutput(f"{directory / MANIFEST} lists no files (written by an older release)", remedy)
+        raise damaged(f"{directory / MANIFEST} lists no files (written by an older release)", remedy)
     if problem := damage(directory, manifest["files"]):
-        raise DamagedOutput(problem, remedy)
+        raise damaged(problem, remedy)
     return manifest
 
 

@@ -20,6 +20,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import shutil
 import sys
 import time
@@ -72,6 +73,8 @@ def users_mistake(error: BaseException | None) -> str:
         return f"{error}: is luigid running there? (--local-scheduler runs without it)"
     if storage := _storage_problem(error):
         return storage
+    if isinstance(error, RuntimeError) and (in_worker := worker_mistake(str(error))):
+        return in_worker
     if (frames := _luigi_frames(error, "parameter.py")) is not None:
         return f"{_parameter_named(frames)}{error}"
     context = error.__cause__ or error.__context__ if error is not None else None
@@ -95,6 +98,31 @@ def _storage_problem(error: BaseException | None) -> str:
         if isinstance(error, OSError) and error.errno in _STORAGE_ERRNOS:
             return f"{error.filename or paranmt().workdir}: {error.strerror}"
         error = error.__cause__ or error.__context__
+    return ""
+
+
+# The line that ends a traceback: ``name: message``, Beam's ``[while running 'step']`` after it.
+_ERROR_LINE = re.compile(r"^(?:RuntimeError: )?([A-Za-z_][\w.]*): (.*?)(?: \[while running '[^']*'\])*$", re.MULTILINE)
+_OS_ERROR = re.compile(r"^\[Errno (\d+)\] ([^:]+)(?:: '(.*)')?$")
+
+
+def _mistake_names(kind: type = InputError) -> set[str]:
+    return {kind.__name__}.union(*(_mistake_names(sub) for sub in kind.__subclasses__()))
+
+
+def worker_mistake(text: str) -> str:
+    """The one line for a user's mistake or a storage error that a Beam worker process met,
+    from the traceback text the runner passes on (its error arrives as a RuntimeError holding
+    the worker's traceback, or in a log record): '' when the text's last error is neither."""
+    text = text.replace("\\n", "\n").replace("\\'", "'").replace('\\"', '"')  # a log record's escaped traceback
+    for name, message in reversed(_ERROR_LINE.findall(text)):
+        if name.rsplit(".", 1)[-1] in _mistake_names():
+            return message
+        if (system := _OS_ERROR.match(message)) and int(system[1]) in _STORAGE_ERRNOS:
+            return f"{system[3] or paranmt().workdir}: {system[2]}"
+        if not name.endswith("Error"):
+            continue  # a line of the traceback that only looks like an error's
+        return ""
     return ""
 
 
@@ -146,15 +174,19 @@ class _UsersMistakesInOneLine(logging.Filter):
 
 
 class _UsersMistakesOnceOnly(logging.Filter):
-    """Beam logs a failing step's error with its traceback before the runner raises it; when it is
-    the user's mistake, Luigi's one line (above) says it, so Beam's record is dropped."""
+    """Beam logs a failing step's error with its traceback before the runner raises it (a
+    worker process's, as text, once per bundle); when it is the user's mistake, Luigi's one
+    line (above) says it, so Beam's record is dropped."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not (record.exc_info and users_mistake(record.exc_info[1]))
+        if record.exc_info:
+            return not users_mistake(record.exc_info[1])
+        return not ("Traceback (most recent call last)" in str(record.msg) and worker_mistake(record.getMessage()))
 
 
 logging.getLogger("luigi-interface").addFilter(_UsersMistakesInOneLine())
 logging.getLogger("apache_beam.runners.common").addFilter(_UsersMistakesOnceOnly())
+logging.getLogger("apache_beam.runners.portability.local_job_service").addFilter(_UsersMistakesOnceOnly())
 # A stage's running counts reach the console at most this often (every one reaches Luigi's status).
 PROGRESS_EVERY = 30.0
 

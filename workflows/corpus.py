@@ -19,11 +19,13 @@ import shutil
 from pathlib import Path
 
 import luigi
+import pyarrow.parquet as pq
 from luigi.task import flatten
 from luigi.util import inherits
 
 import schemas
 from corpus.errors import InputError
+from corpus.outputs import reading
 from corpus.selection import Rules, Sample
 from models.encoder_io import WEIGHTS
 from pipelines import io
@@ -99,6 +101,12 @@ class ReadsPairs:
         task = self.pairs_task()
         return str(task.output_dir / "pairs") if task else os.path.abspath(self.pairs)  # workers open it
 
+    def check_inputs(self) -> None:
+        """A given pairs dataset has Parquet files, each with every column of a ``pairs`` dataset."""
+        super().check_inputs()
+        if self.pairs and Path(self.pairs).is_dir():
+            check_pairs_dataset(self.pairs)
+
     def pairs_files(self) -> tuple[list[str], int]:
         """The pairs' Parquet files and their rows: as the pairs stage's manifest records them,
         or a given dataset's files (inputs of the fingerprint) and the rows of their footers."""
@@ -110,6 +118,20 @@ class ReadsPairs:
     def given_pairs_files(self) -> list[str]:
         """Files of a dataset given by path: they are inputs of the fingerprint."""
         return io.dataset_files(self.pairs) if self.pairs and Path(self.pairs).is_dir() else []
+
+
+def check_pairs_dataset(directory: str) -> None:
+    """InputError naming the dataset and what it lacks: no Parquet file, or a file without the
+    columns of a ``pairs`` dataset (schemas.PAIRS)."""
+    files = io.dataset_files(os.path.abspath(directory))
+    if not files:
+        raise InputError(f"--pairs {directory}: no Parquet files (part-*.parquet) in it")
+    for path in files:
+        with reading(path, "--pairs must name a pairs dataset (a BackTranslate or ImportParaphrases output's pairs/)"):
+            names = pq.read_schema(path).names
+        if missing := [name for name in schemas.PAIRS.names if name not in names]:
+            raise InputError(f"--pairs {directory}: {path} has no column {', '.join(missing)}: it is not a pairs dataset "
+                             "(a BackTranslate or ImportParaphrases output's pairs/, columns in schemas/COLUMNS.md)")
 
 
 class SelectTopHalf(ReadsPairs, StageTask):

@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
+from corpus.outputs import MANIFEST, read_json, verified_manifest
 from corpus.settings import setting
 from models.nmt.devices import resolve_device
 from models.nmt.spm import Codec
@@ -64,9 +65,12 @@ class NmtModel:
 
     @classmethod
     def load(cls, directory: str | Path) -> NmtModel:
-        """Read ``nmt.json`` with every path made absolute."""
+        """Read ``nmt.json`` with every path made absolute; a directory a stage wrote (with a
+        manifest) must still hold exactly the files it wrote (DamagedOutput otherwise)."""
         directory = Path(directory).resolve()
-        fields = json.loads((directory / MODEL_FILE).read_text())
+        if (directory / MANIFEST).exists():
+            verified_manifest(directory)
+        fields = read_json(directory / MODEL_FILE)
         for name in ("checkpoint", "data_dir", "spm_source", "spm_target", "ct2_dir"):
             if fields.get(name):
                 fields[name] = str(directory / fields[name])
