@@ -13,6 +13,7 @@ instead of building the same output beside it.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import functools
@@ -23,6 +24,7 @@ import os
 import re
 import shutil
 import sys
+import threading
 import time
 import traceback
 import uuid
@@ -126,6 +128,52 @@ def worker_mistake(text: str) -> str:
     return ""
 
 
+@contextmanager
+def worker_tracebacks_dropped() -> Iterator[None]:
+    """DirectRunner worker processes print a failing bundle's traceback on the standard error
+    they share with this process, besides sending it to the runner; when its error is the
+    user's mistake (``worker_mistake``) Luigi's one line says it, so while the pipeline runs
+    standard error goes through a pipe whose reader drops those tracebacks and passes every
+    other line on."""
+    sys.stderr.flush()
+    terminal, (read_end, write_end) = os.dup(2), os.pipe()
+    os.dup2(write_end, 2)
+    os.close(write_end)
+    reader = threading.Thread(target=_pass_on_all_but_mistakes, args=(read_end, terminal), daemon=True)
+    reader.start()
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(terminal, 2)  # the workers have exited: the pipe's last writer is gone
+        reader.join(timeout=10)
+
+
+_CHAINED = (b"During handling of the above exception", b"The above exception was the direct cause")
+
+
+def _pass_on_all_but_mistakes(read_end: int, terminal: int) -> None:
+    """Copy lines from ``read_end`` to ``terminal``, leaving out each traceback block (from
+    ``Traceback (most recent call last):`` to the blank line after its error, chained ones
+    included) whose last error is the user's mistake."""
+    block: list[bytes] = []
+    with os.fdopen(read_end, "rb") as pipe, os.fdopen(terminal, "wb", buffering=0) as out:
+        for line in pipe:
+            if block and block[-1].strip() == b"" and not line.startswith(_CHAINED) and block[-2][:1] not in (b" ", b"\n"):
+                _said(block, out)
+                block = []
+            if block or line.startswith(b"Traceback (most recent call last):"):
+                block.append(line)
+            else:
+                out.write(line)
+        _said(block, out)
+
+
+def _said(block: list[bytes], out) -> None:
+    if block and not worker_mistake(b"".join(block).decode(errors="replace")):
+        out.write(b"".join(block))
+
+
 def _luigi_frames(error: BaseException | None, module: str) -> list | None:
     """The frames of a ValueError or TypeError raised in Luigi's ``module``, else None."""
     if not isinstance(error, ValueError | TypeError) or error.__traceback__ is None:
@@ -181,7 +229,8 @@ class _UsersMistakesOnceOnly(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if record.exc_info:
             return not users_mistake(record.exc_info[1])
-        return not ("Traceback (most recent call last)" in str(record.msg) and worker_mistake(record.getMessage()))
+        message = record.getMessage()
+        return not ("Traceback (most recent call last)" in message and worker_mistake(message))
 
 
 logging.getLogger("luigi-interface").addFilter(_UsersMistakesInOneLine())
@@ -412,7 +461,8 @@ class StageTask(WorkDirectoryTask):
         ``rows``, the input's size when known, lets the DirectRunner run a small input in process."""
         config = paranmt()
         options = pipeline_options(config.runner, config.direct_num_workers, config.beam_args, log_level(), rows, config.dask_scheduler)
-        with beam.Pipeline(options=options) as pipeline:
+        in_workers = options.get_all_options().get("direct_running_mode") == "multi_processing"
+        with worker_tracebacks_dropped() if in_workers else contextlib.nullcontext(), beam.Pipeline(options=options) as pipeline:
             build_pipeline(pipeline)
 
 
