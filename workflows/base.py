@@ -159,7 +159,7 @@ def _pass_on_all_but_mistakes(read_end: int, terminal: int) -> None:
     block: list[bytes] = []
     with os.fdopen(read_end, "rb") as pipe, os.fdopen(terminal, "wb", buffering=0) as out:
         for line in pipe:
-            if block and block[-1].strip() == b"" and not line.startswith(_CHAINED) and block[-2][:1] not in (b" ", b"\n"):
+            if block and block[-1].strip() == b"" and not line.startswith(_CHAINED) and not block[-2].startswith((b" ", b"\n", *_CHAINED)):
                 _said(block, out)
                 block = []
             if block or line.startswith(b"Traceback (most recent call last):"):
