@@ -164,6 +164,28 @@ def verified_manifest(directory: Path, remedy: str = REBUILD) -> dict[str, Any]:
     return manifest
 
 
+def is_output(directory: Path) -> bool:
+    """Whether a stage wrote ``directory``: it has a manifest (Hadoop and Spark leave an empty
+    ``_SUCCESS`` in theirs; a manifest is never empty)."""
+    try:
+        return (Path(directory) / MANIFEST).stat().st_size > 0
+    except OSError:
+        return False
+
+
+def outputs_damage(paths: list[str | Path]) -> str:
+    """'' when every output (a directory with a manifest) that holds one of ``paths`` holds
+    exactly the files its manifest lists; else the first problem. Paths outside any output (a
+    given checkpoint) are the user's inputs, identified by the fingerprint instead."""
+    holding = {parent for path in paths for parent in Path(path).absolute().parents if is_output(parent)}
+    for directory in sorted(holding):
+        try:
+            verified_manifest(directory)
+        except DamagedOutput as error:
+            return error.problem
+    return ""
+
+
 def dataset_of(directory: Path, dataset: str, manifest: dict[str, Any]) -> tuple[list[str], int]:
     """The Parquet files of ``dataset`` (a folder of the output) that the manifest records, as
     paths, and their rows as recorded: what a reader reads and the rows it must account for."""

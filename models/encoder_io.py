@@ -21,7 +21,7 @@ from pathlib import Path
 import torch
 
 from corpus.files import write_atomically
-from corpus.outputs import MANIFEST, read_json, reading, verified_manifest
+from corpus.outputs import is_output, read_json, reading, verified_manifest
 from models.encoders import Encoder, EncoderConfig, Inputs, build_encoder, feature_kind
 from models.featurizers import FEATURIZERS, PieceFeaturizer
 
@@ -77,7 +77,7 @@ def load_config(directory: Path) -> EncoderConfig:
     path = Path(directory) / CONFIG
     if not path.exists():
         raise FileNotFoundError(f"{directory} is not a trained encoder: {CONFIG} is missing")
-    if (Path(directory) / MANIFEST).exists():  # written by TrainEncoder: still exactly what it wrote
+    if is_output(Path(directory)):  # written by TrainEncoder: still exactly what it wrote
         verified_manifest(Path(directory))
     saved = read_json(path)
     if saved.get("format") != FORMAT:

@@ -16,6 +16,7 @@ import luigi
 
 from corpus.errors import InputError
 from corpus.files import write_atomically
+from corpus.outputs import DamagedOutput
 from models.nmt import binarize, convert, evaluate, fairseq_train, spm
 from models.nmt.devices import resolve_device
 from models.nmt.translate import ENGINES, DecodeOptions, NmtModel, load_translator
@@ -44,6 +45,19 @@ class UsesGpu:
 def without_empty(**values) -> dict:
     """Keyword arguments the user actually set: empty ones are left to the task's own config."""
     return {name: value for name, value in values.items() if value not in ("", None)}
+
+
+class WritesNmtModel(StageTask):
+    """A stage whose output is a model (``nmt.json``): damaged too while an output its paths
+    point into (the checkpoint's, the sentencepiece models') is, so that running it rebuilds
+    that one first (its own output, found sound then, is kept)."""
+
+    def damage(self) -> str:
+        try:
+            NmtModel.load(self.output_dir)
+        except DamagedOutput as error:
+            return error.problem
+        return super().damage()
 
 
 class TrainSentencePiece(StageTask):
@@ -79,7 +93,7 @@ class TrainSentencePiece(StageTask):
 
 
 @with_settings(fairseq_train.TrainConfig)
-class TrainTranslator(UsesGpu, StageTask):
+class TrainTranslator(UsesGpu, WritesNmtModel):
     """Binarize the bitext and train a cs→en Transformer with fairseq (or take a given checkpoint).
 
     Checkpoints stay in the partial output directory across restarts: a killed training resumes
@@ -166,7 +180,7 @@ class TrainTranslator(UsesGpu, StageTask):
         return {"given_checkpoint": self.checkpoint}
 
 
-class ConvertTranslator(StageTask):
+class ConvertTranslator(WritesNmtModel):
     """Convert the trained checkpoint to CTranslate2, the default translation engine."""
 
     stage = "nmt-ct2"

@@ -201,3 +201,19 @@ def test_the_input_record_is_the_file_as_read(luigi_workdir, tmp_path, monkeypat
     monkeypatch.setattr(IngestBitext, "build", build)
     assert luigi.build([task], local_scheduler=True, log_level="WARNING")
     assert read_manifest(task.output_dir)["input_files"] == [file_fingerprint(str(source))]
+
+
+def test_a_worker_traceback_on_standard_error_is_dropped_when_luigi_says_it_in_one_line():
+    from workflows.base import _pass_on_all_but_mistakes
+
+    mistake = ("Traceback (most recent call last):\n  File \"x.py\", line 1, in f\nOSError: [Errno 28] No space left on device\n\n"
+               "During handling of the above exception, another exception occurred:\n\nTraceback (most recent call last):\n"
+               "  File \"y.py\", line 2, in g\nRuntimeError: OSError: [Errno 28] No space left on device [while running 'Write']\n\n")
+    bug = "Traceback (most recent call last):\n  File \"z.py\", line 3, in h\nIndexError: list index out of range\n\n"
+    read_end, write_end = os.pipe()
+    out_read, out_write = os.pipe()
+    os.write(write_end, f"09:00:00 ingest: started\n{mistake}{bug}{mistake}09:00:01 done\n".encode())
+    os.close(write_end)
+    _pass_on_all_but_mistakes(read_end, out_write)
+    with os.fdopen(out_read) as passed:
+        assert passed.read() == f"09:00:00 ingest: started\n{bug}09:00:01 done\n"
