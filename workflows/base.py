@@ -46,6 +46,7 @@ from corpus.outputs import (  # noqa: F401 - read_manifest and MANIFEST: for the
     DamagedOutput,
     committed_files,
     content_digest,
+    damaged,
     dataset_of,
     file_version,
     read_manifest,
@@ -394,19 +395,20 @@ class StageTask(WorkDirectoryTask):
         self.check_inputs()
         inputs_before = input_versions(self.input_files())
         for task in flatten(self.requires()):
-            if isinstance(task, StageTask):
-                task.verified_manifest()  # damaged since Luigi found it complete: one line, nothing read
+            if isinstance(task, StageTask) and (problem := task.damage()):
+                raise damaged(problem)  # damaged since Luigi found it complete: one line, nothing read
         final = self.output_dir
         locks = Path(paranmt().workdir) / ".locks"
         locks.mkdir(parents=True, exist_ok=True)
         lock = locks / f"{self.stage.replace('/', '-')}-{final.name}"
         with exclusive_lock(lock, f"{self.stage}: another run is building {final}; waiting for it"):
-            if final.exists() and not (problem := self.damage()):
+            found = self.damage() if final.exists() else None
+            if found == "":
                 log.info("%s: %s was built by another run meanwhile", self.stage, final)
                 self.point_latest_at(final)
                 return
-            if final.exists():
-                log.warning("%s: %s; rebuilding %s", self.stage, problem, final)
+            if found:
+                log.warning("%s: %s; rebuilding %s", self.stage, found, final)
                 set_aside(final)
             self._build_into(final, inputs_before)
 
