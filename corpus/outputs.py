@@ -73,7 +73,7 @@ def read_json(path: str | Path, remedy: str = REBUILD) -> Any:
 
 @functools.lru_cache(maxsize=4096)
 def content_digest(path: str, *version: int) -> str:
-    """SHA-256 of the file's bytes (three times BLAKE2b's speed on CPUs with SHA instructions:
+    """SHA-256 of the file's bytes (two to three times BLAKE2b's speed on CPUs with SHA instructions:
     docs/2026-11-26-verified-outputs.md), remembered per ``version`` of the file: device, inode,
     size, modification and status-change times. Tools can put the modification time back, but
     every write sets the status-change time to now, so an edited file is a new version and is
