@@ -188,6 +188,7 @@ def outputs_damage(paths: list[str | Path]) -> str:
 
 def dataset_of(directory: Path, dataset: str, manifest: dict[str, Any]) -> tuple[list[str], int]:
     """The Parquet files of ``dataset`` (a folder of the output) that the manifest records, as
-    paths, and their rows as recorded: what a reader reads and the rows it must account for."""
+    absolute paths (Beam workers may run in other folders), and their rows as recorded: what a
+    reader reads and the rows it must account for."""
     records = {name: record for name, record in manifest["files"].items() if name.startswith(f"{dataset}/") and name.endswith(".parquet")}
-    return [str(Path(directory) / name) for name in sorted(records)], sum(record["rows"] for record in records.values())
+    return [os.path.abspath(Path(directory) / name) for name in sorted(records)], sum(record["rows"] for record in records.values())
