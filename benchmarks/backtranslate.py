@@ -148,7 +148,7 @@ def run_beam(model, texts, device, options, workers) -> tuple[int, int, float]:
         spec = TranslatorSpec(model, "ctranslate2", device, "auto", threads, options)
         started = time.perf_counter()
         with beam.Pipeline(options=pipeline_options("DirectRunner", workers)) as pipeline:
-            build_backtranslate(pipeline, pending_shards(f"{tmp}/bitext", f"{tmp}/pairs"), f"{tmp}/pairs", f"{tmp}/rejects", spec)
+            build_backtranslate(pipeline, pending_shards(io.dataset_files(f"{tmp}/bitext"), f"{tmp}/pairs"), f"{tmp}/pairs", f"{tmp}/rejects", spec)
         seconds = time.perf_counter() - started
         pairs = pd.read_parquet(f"{tmp}/pairs")
     return len(pairs), int(pairs.trans_n_tokens.sum()), seconds

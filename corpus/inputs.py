@@ -173,7 +173,11 @@ def read_lines(path: str, source: str, damage: list[Reject]) -> Iterator[bytes |
     failed its check comes as a ``damaged_gzip`` Reject in its place; nothing after that member
     is read, and a ``truncated_file`` Reject, added to ``damage``, says where and why."""
     failure: list[str] = []
-    with open(path, "rb") as raw:
+    try:
+        raw = open(path, "rb")  # noqa: SIM115 - closed by the with below
+    except OSError as error:  # checked when the run began: removed or made unreadable since
+        raise InputError(f"input {path} cannot be read: {error.strerror} (removed or changed while the run read it?)") from None
+    with raw:
         compressed = compression_of(path, raw.read(HEAD_BYTES)) == "gzip"
         raw.seek(0)
         if compressed:

@@ -14,12 +14,14 @@ under a temporary name and renamed, so a reader never sees a half-written model.
 from __future__ import annotations
 
 import json
+import pickle
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import torch
 
 from corpus.files import write_atomically
+from corpus.outputs import is_output, read_json, reading, verified_manifest
 from models.encoders import Encoder, EncoderConfig, Inputs, build_encoder, feature_kind
 from models.featurizers import FEATURIZERS, PieceFeaturizer
 
@@ -75,7 +77,9 @@ def load_config(directory: Path) -> EncoderConfig:
     path = Path(directory) / CONFIG
     if not path.exists():
         raise FileNotFoundError(f"{directory} is not a trained encoder: {CONFIG} is missing")
-    saved = json.loads(path.read_text())
+    if is_output(Path(directory)):  # written by TrainEncoder: still exactly what it wrote
+        verified_manifest(Path(directory))
+    saved = read_json(path)
     if saved.get("format") != FORMAT:
         raise ValueError(f"{path}: model format {saved.get('format')} is not {FORMAT}")
     return EncoderConfig.from_dict(saved["encoder"])
@@ -115,6 +119,8 @@ def load_model(directory: Path, device: str | torch.device = "cpu") -> tuple[Enc
     if not weights.exists():
         raise FileNotFoundError(f"{directory}: no weights ({WEIGHTS}); training has not saved a model yet")
     encoder = build_encoder(config, sizes_of(featurizers))
-    encoder.load_state_dict(torch.load(weights, map_location="cpu", weights_only=True))
+    with reading(weights, also=(RuntimeError, pickle.UnpicklingError, EOFError)):  # torch's errors for a damaged archive
+        state = torch.load(weights, map_location="cpu", weights_only=True)
+    encoder.load_state_dict(state)
     return config, featurizers, encoder.to(device).eval()
 

@@ -33,6 +33,7 @@ from apache_beam.ml.inference.base import (
 )
 
 import schemas
+from corpus.outputs import reading
 from corpus.text import english_tokens
 from corpus.tokenbatch import token_columns
 from models.nmt.translate import DecodeOptions, NmtModel, Translator, load_translator
@@ -45,16 +46,16 @@ log = logging.getLogger(__name__)
 _BITEXT_COLUMNS = ["id", "source", "line", "domain", "czeng_score", "cs", "en", "en_tok"]
 
 
-def pending_shards(bitext_dir: str, pairs_dir: str) -> list[str]:
+def pending_shards(bitext_files: list[str], pairs_dir: str) -> list[str]:
     """Bitext shard files whose pairs shard is not written yet."""
     done = {shard_number(path) for path in dataset_files(pairs_dir)}
-    return [path for path in dataset_files(bitext_dir) if shard_number(path) not in done]
+    return [path for path in bitext_files if shard_number(path) not in done]
 
 
 def read_chunks(path: str, chunk_rows: int) -> Iterator[tuple[int, pa.RecordBatch]]:
     """A bitext shard as (shard number, record batch of at most ``chunk_rows`` rows)."""
     shard = shard_number(path)
-    with FileSystems.open(path) as handle:
+    with reading(path), FileSystems.open(path) as handle:
         for batch in pq.ParquetFile(handle).iter_batches(batch_size=chunk_rows, columns=_BITEXT_COLUMNS):
             yield shard, batch
 

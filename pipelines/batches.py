@@ -14,6 +14,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from corpus.deciles import check_scores
 from corpus.ids import id_hashes
+from corpus.outputs import reading
 
 BATCH_ROWS = 16_384
 _PARTITION = re.compile(r"(?:^|/)([A-Za-z_]\w*)=(-?\d+)(?=/)")
@@ -40,7 +41,7 @@ def iter_tables(path: str, columns: list[str] | None = None, batch_rows: int = B
     path are added as int8 columns when asked for in ``columns``."""
     partitions = partition_values(path)
     stored = None if columns is None else [c for c in columns if c not in partitions]
-    with FileSystems.open(path) as handle:
+    with reading(path), FileSystems.open(path) as handle:
         for batch in pq.ParquetFile(handle).iter_batches(batch_size=batch_rows, columns=stored):
             table = pa.Table.from_batches([batch])
             for name, value in partitions.items():

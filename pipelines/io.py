@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
 import schemas
+from corpus.outputs import reading
 
 
 def part_path(dataset_dir: str, shard: int) -> str:
@@ -46,7 +47,7 @@ def file_rows(paths: list[str] | tuple[str, ...]) -> int:
     """Rows in Parquet files, from their footers alone."""
     total = 0
     for path in paths:
-        with FileSystems.open(path) as handle:
+        with reading(path), FileSystems.open(path) as handle:
             total += pq.ParquetFile(handle).metadata.num_rows
     return total
 
@@ -71,6 +72,6 @@ def check_rows(stage: str, written: int, expected: int, what: str) -> None:
 def rejects_by_reason(rejects_dir: str) -> dict[str, int]:
     counts: Counter[str] = Counter()
     for path in dataset_files(rejects_dir):
-        with FileSystems.open(path) as handle:
+        with reading(path), FileSystems.open(path) as handle:
             counts.update(pq.read_table(handle, columns=["reason"]).column("reason").to_pylist())
     return dict(sorted(counts.items()))

@@ -58,7 +58,6 @@ class BackTranslate(UsesGpu, StageTask):
         return max(1, cores // (paranmt().direct_num_workers or cores))
 
     def build(self, partial_dir: Path) -> dict:
-        bitext_dir = str(self.requires()["bitext"].bitext_dir())
         pairs_dir, rejects_dir = str(partial_dir / "pairs"), str(partial_dir / "rejects")
         for directory in (pairs_dir, rejects_dir):
             remove_temporaries(directory)
@@ -66,8 +65,8 @@ class BackTranslate(UsesGpu, StageTask):
         device = resolve_device(self.engine, self.device)
         options = config_from(self, DecodeOptions)
         spec = TranslatorSpec(model, self.engine, device, self.compute_type, self._threads(device), options)
-        pending = pending_shards(bitext_dir, pairs_dir)
-        total = io.dataset_rows(bitext_dir)
+        bitext_files, total = self.requires()["bitext"].committed("bitext")
+        pending = pending_shards(bitext_files, pairs_dir)
         already = io.dataset_rows(pairs_dir) + io.dataset_rows(rejects_dir)
         shared = ", one model shared by the worker processes" if model_is_shared(spec, self.share_model) else ""
         self.progress(f"{len(pending)} shard(s) to translate with {self.engine} on {device}, beam {self.beam_size}{shared}")

@@ -21,10 +21,13 @@ import hashlib
 import json
 import logging
 import os
+import re
 import shutil
 import sys
+import threading
 import time
 import traceback
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib.metadata import version
@@ -36,9 +39,19 @@ import luigi
 from luigi.task import flatten
 
 import schemas
-from corpus.cache import cache_root, store
 from corpus.errors import InputError
 from corpus.files import write_atomically
+from corpus.outputs import (  # noqa: F401 - read_manifest and MANIFEST: for the stages
+    MANIFEST,
+    DamagedOutput,
+    committed_files,
+    content_digest,
+    damaged,
+    dataset_of,
+    file_version,
+    read_manifest,
+    verified_manifest,
+)
 from pipelines.io import file_rows
 from pipelines.options import pipeline_options
 from pipelines.progress import RunPipeline
@@ -47,7 +60,6 @@ from workflows.config import paranmt
 from workflows.console import STAGES as log
 from workflows.console import log_level
 
-MANIFEST = "_SUCCESS"
 # Part of every fingerprint: an output built by another release of the code, or with another
 # version of a dataset schema, is never reused (bump the package version when outputs change).
 CODE_VERSION = {"paranmt": version("paranmt"), "schemas": sorted(schemas.version_of(schema) for schema in schemas.ALL.values())}
@@ -64,6 +76,8 @@ def users_mistake(error: BaseException | None) -> str:
         return f"{error}: is luigid running there? (--local-scheduler runs without it)"
     if storage := _storage_problem(error):
         return storage
+    if isinstance(error, RuntimeError) and (in_worker := worker_mistake(str(error))):
+        return in_worker
     if (frames := _luigi_frames(error, "parameter.py")) is not None:
         return f"{_parameter_named(frames)}{error}"
     context = error.__cause__ or error.__context__ if error is not None else None
@@ -88,6 +102,77 @@ def _storage_problem(error: BaseException | None) -> str:
             return f"{error.filename or paranmt().workdir}: {error.strerror}"
         error = error.__cause__ or error.__context__
     return ""
+
+
+# The line that ends a traceback: ``name: message``, Beam's ``[while running 'step']`` after it.
+_ERROR_LINE = re.compile(r"^(?:RuntimeError: )?([A-Za-z_][\w.]*): (.*?)(?: \[while running '[^']*'\])*$", re.MULTILINE)
+_OS_ERROR = re.compile(r"^\[Errno (\d+)\] ([^:]+)(?:: '(.*)')?$")
+
+
+def _mistake_names(kind: type = InputError) -> set[str]:
+    return {kind.__name__}.union(*(_mistake_names(sub) for sub in kind.__subclasses__()))
+
+
+def worker_mistake(text: str) -> str:
+    """The one line for a user's mistake or a storage error that a Beam worker process met,
+    from the traceback text the runner passes on (its error arrives as a RuntimeError holding
+    the worker's traceback, or in a log record): '' when the text's last error is neither."""
+    text = text.replace("\\n", "\n").replace("\\'", "'").replace('\\"', '"')  # a log record's escaped traceback
+    for name, message in reversed(_ERROR_LINE.findall(text)):
+        if name.rsplit(".", 1)[-1] in _mistake_names():
+            return message
+        if (system := _OS_ERROR.match(message)) and int(system[1]) in _STORAGE_ERRNOS:
+            return f"{system[3] or paranmt().workdir}: {system[2]}"
+        if not name.endswith("Error"):
+            continue  # a line of the traceback that only looks like an error's
+        return ""
+    return ""
+
+
+@contextmanager
+def worker_tracebacks_dropped() -> Iterator[None]:
+    """DirectRunner worker processes print a failing bundle's traceback on the standard error
+    they share with this process, besides sending it to the runner; when its error is the
+    user's mistake (``worker_mistake``) Luigi's one line says it, so while the pipeline runs
+    standard error goes through a pipe whose reader drops those tracebacks and passes every
+    other line on."""
+    sys.stderr.flush()
+    terminal, (read_end, write_end) = os.dup(2), os.pipe()
+    os.dup2(write_end, 2)
+    os.close(write_end)
+    reader = threading.Thread(target=_pass_on_all_but_mistakes, args=(read_end, terminal), daemon=True)
+    reader.start()
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(terminal, 2)  # the workers have exited: the pipe's last writer is gone
+        reader.join(timeout=10)
+
+
+_CHAINED = (b"During handling of the above exception", b"The above exception was the direct cause")
+
+
+def _pass_on_all_but_mistakes(read_end: int, terminal: int) -> None:
+    """Copy lines from ``read_end`` to ``terminal``, leaving out each traceback block (from
+    ``Traceback (most recent call last):`` to the blank line after its error, chained ones
+    included) whose last error is the user's mistake."""
+    block: list[bytes] = []
+    with os.fdopen(read_end, "rb") as pipe, os.fdopen(terminal, "wb", buffering=0) as out:
+        for line in pipe:
+            if block and block[-1].strip() == b"" and not line.startswith(_CHAINED) and not block[-2].startswith((b" ", b"\n", *_CHAINED)):
+                _said(block, out)
+                block = []
+            if block or line.startswith(b"Traceback (most recent call last):"):
+                block.append(line)
+            else:
+                out.write(line)
+        _said(block, out)
+
+
+def _said(block: list[bytes], out) -> None:
+    if block and not worker_mistake(b"".join(block).decode(errors="replace")):
+        out.write(b"".join(block))
 
 
 def _luigi_frames(error: BaseException | None, module: str) -> list | None:
@@ -138,15 +223,20 @@ class _UsersMistakesInOneLine(logging.Filter):
 
 
 class _UsersMistakesOnceOnly(logging.Filter):
-    """Beam logs a failing step's error with its traceback before the runner raises it; when it is
-    the user's mistake, Luigi's one line (above) says it, so Beam's record is dropped."""
+    """Beam logs a failing step's error with its traceback before the runner raises it (a
+    worker process's, as text, once per bundle); when it is the user's mistake, Luigi's one
+    line (above) says it, so Beam's record is dropped."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not (record.exc_info and users_mistake(record.exc_info[1]))
+        if record.exc_info:
+            return not users_mistake(record.exc_info[1])
+        message = record.getMessage()
+        return not ("Traceback (most recent call last)" in message and worker_mistake(message))
 
 
 logging.getLogger("luigi-interface").addFilter(_UsersMistakesInOneLine())
 logging.getLogger("apache_beam.runners.common").addFilter(_UsersMistakesOnceOnly())
+logging.getLogger("apache_beam.runners.portability.local_job_service").addFilter(_UsersMistakesOnceOnly())
 # A stage's running counts reach the console at most this often (every one reaches Luigi's status).
 PROGRESS_EVERY = 30.0
 
@@ -155,35 +245,16 @@ def file_fingerprint(path: str) -> str:
     """Identity of an input file: its path and a hash of its contents, so an edit is never
     mistaken for the old file, even one of the same size whose modification time was put back
     (``cp -p``, ``rsync -t``, ``tar x``, ``curl -R``). The hash is computed once per version of
-    the file (``content_digest``). A missing file is reported by ``StageTask.run`` in one line,
-    not here (Luigi would print a traceback for an error while it checks whether a task is
-    complete)."""
+    the file (``corpus.outputs.content_digest``). A missing file is reported by ``StageTask.run``
+    in one line, not here (Luigi would print a traceback for an error while it checks whether a
+    task is complete)."""
     try:
-        stat = os.stat(path)
+        version = file_version(path)
     except FileNotFoundError:
         return f"{os.path.abspath(path)}:missing"
     if not os.path.isfile(path):  # refused in one line by check_input_file when the task runs
         return f"{os.path.abspath(path)}:not-a-file"
-    version = (os.path.abspath(path), stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
-    return f"{os.path.abspath(path)}:{stat.st_size}:{content_digest(*version)}"
-
-
-@functools.lru_cache(maxsize=4096)
-def content_digest(path: str, *version: int) -> str:
-    """BLAKE2b of the file's bytes, remembered per version of the file: its device, inode, size,
-    modification and status-change times. Tools can put the modification time back, but every
-    write sets the status-change time to now, so an edited file is a new version and is read
-    again; the per-machine cache (corpus.cache) keeps the digest across runs."""
-    key = hashlib.sha256(json.dumps([path, *version]).encode()).hexdigest()
-    cached = cache_root() / "file-digests" / key
-    with contextlib.suppress(OSError):
-        return cached.read_text()
-    digest = hashlib.blake2b(digest_size=16)
-    with open(path, "rb") as handle:
-        while block := handle.read(1 << 22):
-            digest.update(block)
-    store(cached, lambda handle: handle.write(digest.hexdigest().encode()))
-    return digest.hexdigest()
+    return f"{os.path.abspath(path)}:{version[2]}:{content_digest(os.path.abspath(path), *version)}"
 
 
 @contextmanager
@@ -208,8 +279,35 @@ def check_input_file(path: str) -> None:
         raise InputError(f"{path} is a directory or a special file, expected a file")
 
 
-def read_manifest(output_dir: Path) -> dict[str, Any]:
-    return json.loads((Path(output_dir) / MANIFEST).read_text())
+def input_versions(paths: list[str]) -> dict[str, tuple[int, ...] | None]:
+    """Each input file's version (``corpus.outputs.file_version``; None when it is gone)."""
+    versions: dict[str, tuple[int, ...] | None] = {}
+    for path in paths:
+        try:
+            versions[path] = file_version(path)
+        except OSError:
+            versions[path] = None
+    return versions
+
+
+def check_unchanged(stage: str, before: dict[str, tuple[int, ...] | None], after: dict[str, tuple[int, ...] | None]) -> None:
+    """InputError naming the first input that changed, appeared or vanished while the stage
+    read it: its output would hold the old file's rows under the new file's size and hash."""
+    for path in sorted(before.keys() | after.keys()):
+        if before.get(path) != after.get(path):
+            how = "appeared" if path not in before else "was removed" if after.get(path) is None else "changed"
+            raise InputError(f"{stage}: input {path} {how} while the stage read it; nothing was committed: "
+                             "run again once it no longer changes")
+
+
+def set_aside(final: Path) -> None:
+    """Remove a damaged output (its stage's lock is held): renamed first, so no reader finds a
+    half-removed directory under the output's name; left-overs of a killed removal go too."""
+    for stale in final.parent.glob(f".{final.name}.damaged-*"):
+        shutil.rmtree(stale, ignore_errors=True)
+    aside = final.with_name(f".{final.name}.damaged-{uuid.uuid4().hex}")
+    os.replace(final, aside)
+    shutil.rmtree(aside, ignore_errors=True)
 
 
 class StageTask(WorkDirectoryTask):
@@ -249,15 +347,35 @@ class StageTask(WorkDirectoryTask):
         return luigi.LocalTarget(str(self.output_dir / MANIFEST))
 
     def complete(self) -> bool:
-        """Whether the output exists; a stage whose parameters are the user's mistake is not
-        complete (Luigi would print the traceback of a failed check): running it, or reading its
-        requirements, reports the mistake in one line."""
+        """Whether the output exists and holds exactly the files its manifest lists (a damaged
+        one is not complete: running the stage rebuilds it); a stage whose parameters are the
+        user's mistake is not complete (Luigi would print the traceback of a failed check):
+        running it, or reading its requirements, reports the mistake in one line."""
         try:
-            return super().complete()
+            return super().complete() and not self.damage()
         except Exception as error:
             if users_mistake(error):
                 return False
             raise
+
+    def damage(self) -> str:
+        """'' when the output's files are exactly those of its manifest, else the first problem."""
+        try:
+            verified_manifest(self.output_dir)
+        except DamagedOutput as damaged:
+            return damaged.problem
+        return ""
+
+    def verified_manifest(self) -> dict[str, Any]:
+        """The manifest of this stage's output, for a stage that reads it: DamagedOutput, in one
+        line naming the file, when the output is no longer exactly what the stage wrote."""
+        return verified_manifest(self.output_dir)
+
+    def committed(self, dataset: str) -> tuple[list[str], int]:
+        """The Parquet files of ``dataset`` (a folder of the output) and their rows, as the
+        manifest records them: a reader reads those files and accounts for those rows, never
+        whatever shards happen to be present."""
+        return dataset_of(self.output_dir, dataset, self.verified_manifest())
 
     def build(self, partial_dir: Path) -> dict[str, Any]:
         """Write the stage's output into ``partial_dir``; return counts for the manifest."""
@@ -275,24 +393,33 @@ class StageTask(WorkDirectoryTask):
 
     def run(self):
         self.check_inputs()
+        inputs_before = input_versions(self.input_files())
+        for task in flatten(self.requires()):
+            if isinstance(task, StageTask) and (problem := task.damage()):
+                raise damaged(problem)  # damaged since Luigi found it complete: one line, nothing read
         final = self.output_dir
         locks = Path(paranmt().workdir) / ".locks"
         locks.mkdir(parents=True, exist_ok=True)
         lock = locks / f"{self.stage.replace('/', '-')}-{final.name}"
         with exclusive_lock(lock, f"{self.stage}: another run is building {final}; waiting for it"):
-            if (final / MANIFEST).exists():
+            found = self.damage() if final.exists() else None
+            if found == "":
                 log.info("%s: %s was built by another run meanwhile", self.stage, final)
                 self.point_latest_at(final)
                 return
-            self._build_into(final)
+            if found:
+                log.warning("%s: %s; rebuilding %s", self.stage, found, final)
+                set_aside(final)
+            self._build_into(final, inputs_before)
 
-    def _build_into(self, final: Path) -> None:
+    def _build_into(self, final: Path, inputs_before: dict[str, tuple[int, ...] | None]) -> None:
         partial = final.parent / f".{final.name}.partial"
         if partial.exists() and not self.keeps_partial_output:
             shutil.rmtree(partial)
         partial.mkdir(parents=True, exist_ok=True)
         started = time.time()
         summary = self.build(partial)
+        check_unchanged(self.stage, inputs_before, input_versions(self.input_files()))
         manifest = {
             "stage": self.stage,
             "task_id": self.portable_task_id,
@@ -303,6 +430,7 @@ class StageTask(WorkDirectoryTask):
             "upstream": {task.stage: str(task.output_dir) for task in flatten(self.requires()) if isinstance(task, StageTask)},
             "seconds": round(time.time() - started, 3),
             **summary,
+            "files": committed_files(partial),
         }
         (partial / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
         os.replace(partial, final)
@@ -335,7 +463,8 @@ class StageTask(WorkDirectoryTask):
         ``rows``, the input's size when known, lets the DirectRunner run a small input in process."""
         config = paranmt()
         options = pipeline_options(config.runner, config.direct_num_workers, config.beam_args, log_level(), rows, config.dask_scheduler)
-        with beam.Pipeline(options=options) as pipeline:
+        in_workers = options.get_all_options().get("direct_running_mode") == "multi_processing"
+        with worker_tracebacks_dropped() if in_workers else contextlib.nullcontext(), beam.Pipeline(options=options) as pipeline:
             build_pipeline(pipeline)
 
 

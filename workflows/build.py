@@ -1,9 +1,9 @@
 """BuildParaNMT: the top-level task that builds the paraphrase corpus."""
 
-import json
 
 import luigi
 
+from corpus.outputs import read_json
 from models.nmt.translate import ENGINES
 from workflows.central_scheduler import WorkDirectoryTask
 from workflows.corpus import AssignDeciles
@@ -36,7 +36,7 @@ class BuildParaNMT(WorkDirectoryTask, luigi.WrapperTask):
         """What the command prints at its end, from AssignDeciles' summary.json: where the
         corpus is, its pairs, rejects per stage and pairs per decile."""
         summary_dir = self.requires().output_dir
-        summary = json.loads((summary_dir / "summary.json").read_text())
+        summary = read_json(summary_dir / "summary.json")
         lines = [f"ParaNMT corpus: {summary['rows']} pairs in {summary['corpus_dir']}",
                  f"  summary with score ranges and example pairs: {summary_dir / 'summary.md'}"]
         for stage, rejects in summary["rejects"].items():

@@ -19,11 +19,13 @@ import shutil
 from pathlib import Path
 
 import luigi
+import pyarrow.parquet as pq
 from luigi.task import flatten
 from luigi.util import inherits
 
 import schemas
 from corpus.errors import InputError
+from corpus.outputs import reading
 from corpus.selection import Rules, Sample
 from models.encoder_io import WEIGHTS
 from pipelines import io
@@ -99,9 +101,37 @@ class ReadsPairs:
         task = self.pairs_task()
         return str(task.output_dir / "pairs") if task else os.path.abspath(self.pairs)  # workers open it
 
+    def check_inputs(self) -> None:
+        """A given pairs dataset has Parquet files, each with every column of a ``pairs`` dataset."""
+        super().check_inputs()
+        if self.pairs and Path(self.pairs).is_dir():
+            check_pairs_dataset(self.pairs)
+
+    def pairs_files(self) -> tuple[list[str], int]:
+        """The pairs' Parquet files and their rows: as the pairs stage's manifest records them,
+        or a given dataset's files (inputs of the fingerprint) and the rows of their footers."""
+        if task := self.pairs_task():
+            return task.committed("pairs")
+        files = io.dataset_files(os.path.abspath(self.pairs))
+        return files, io.file_rows(files)
+
     def given_pairs_files(self) -> list[str]:
         """Files of a dataset given by path: they are inputs of the fingerprint."""
         return io.dataset_files(self.pairs) if self.pairs and Path(self.pairs).is_dir() else []
+
+
+def check_pairs_dataset(directory: str) -> None:
+    """InputError naming the dataset and what it lacks: no Parquet file, or a file without the
+    columns of a ``pairs`` dataset (schemas.PAIRS)."""
+    files = io.dataset_files(os.path.abspath(directory))
+    if not files:
+        raise InputError(f"--pairs {directory}: no Parquet files (part-*.parquet) in it")
+    for path in files:
+        with reading(path, "--pairs must name a pairs dataset (a BackTranslate or ImportParaphrases output's pairs/)"):
+            names = pq.read_schema(path).names
+        if missing := [name for name in schemas.PAIRS.names if name not in names]:
+            raise InputError(f"--pairs {directory}: {path} has no column {', '.join(missing)}: it is not a pairs dataset "
+                             "(a BackTranslate or ImportParaphrases output's pairs/, columns in schemas/COLUMNS.md)")
 
 
 class SelectTopHalf(ReadsPairs, StageTask):
@@ -118,7 +148,7 @@ class SelectTopHalf(ReadsPairs, StageTask):
 
     def build(self, partial_dir: Path) -> dict:
         out = str(partial_dir / "pairs")
-        files = io.dataset_files(self.pairs_dir())
+        files, _ = self.pairs_files()
         counts = select_top_half(self.runner_for(files), files, out, str(partial_dir), self.sample_size, self.progress)
         io.ensure_nonempty(out, schemas.PAIRS)
         io.check_rows(self.stage, io.dataset_rows(out), counts["selected"], "pairs selected")
@@ -181,12 +211,12 @@ class ScorePairs(ReadsPairs, StageTask):
 
     def build(self, partial_dir: Path) -> dict:
         vectors, model = self._pp_model(partial_dir)
-        files, scored_dir = io.dataset_files(self.pairs_dir()), str(self.scored_dir(partial_dir))
+        (files, pairs), scored_dir = self.pairs_files(), str(self.scored_dir(partial_dir))
         self.progress(f"scoring {len(files)} shard(s) with {model['kind']} {model['path']}")
         score_pairs(self.runner_for(files), files, scored_dir, vectors, self.batch_rows, self.progress)
         io.ensure_nonempty(scored_dir, schemas.SCORED)
         rows = io.dataset_rows(scored_dir)
-        io.check_rows(self.stage, rows, io.file_rows(files), "pairs")
+        io.check_rows(self.stage, rows, pairs, "pairs")
         self.progress(f"{rows} pairs scored", 100)
         return {"schema": {"scored": schemas.version_of(schemas.SCORED)}, "rows": {"scored": rows}, "pp_model": model, "pairs_dir": self.pairs_dir()}
 
@@ -213,20 +243,23 @@ class AssignDeciles(StageTask):
     examples = count_parameter(default=3, minimum=0, description="Example pairs shown per decile in the summary.")
 
     def requires(self):
-        return self.clone(ScorePairs)
+        """The scores, and the pairs they are joined to (so a damaged pairs output is rebuilt too)."""
+        score = self.clone(ScorePairs)
+        return {"scored": score, **({"pairs": pairs} if (pairs := score.pairs_task()) else {})}
 
     def corpus_dir(self, root: Path | None = None) -> Path:
         return (root or self.output_dir) / "corpus"
 
     def build(self, partial_dir: Path) -> dict:
-        scored = io.dataset_files(str(self.requires().scored_dir()))
+        score = self.requires()["scored"]
+        scored, scored_rows = score.committed("scored")
         self.progress(f"ranking {len(scored)} shard(s) into deciles and writing the corpus partitioned by decile_pp")
         summary = write_corpus(
-            self.runner_for(scored), scored, self.requires().pairs_dir(), str(self.corpus_dir(partial_dir)), str(partial_dir),
-            shown_corpus_dir=str(self.corpus_dir()), pp_model=read_manifest(self.requires().output_dir)["pp_model"],
+            self.runner_for(scored), scored, score.pairs_dir(), str(self.corpus_dir(partial_dir)), str(partial_dir),
+            shown_corpus_dir=str(self.corpus_dir()), pp_model=score.verified_manifest()["pp_model"],
             rejects=upstream_rejects(self), examples=self.examples, sample_size=self.sample_size, report=self.progress,
         )
-        io.check_rows(self.stage, io.dataset_rows(str(self.corpus_dir(partial_dir))), io.file_rows(scored), "scored pairs")
+        io.check_rows(self.stage, io.dataset_rows(str(self.corpus_dir(partial_dir))), scored_rows, "scored pairs")
         return {
             "schema": {"corpus": schemas.version_of(schemas.CORPUS)},
             "rows": {"corpus": summary["rows"]},
@@ -251,7 +284,7 @@ class SelectTrainingSet(StageTask):
 
     def build(self, partial_dir: Path) -> dict:
         rules = config_from(self, Rules)
-        corpus_files = io.dataset_files(str(self.requires().corpus_dir()))
+        corpus_files, _ = self.requires().committed("corpus")
         out = partial_dir / "pairs"
         counts = select_training_set(self.runner_for(corpus_files), corpus_files, rules, config_from(self, Sample), str(out), str(partial_dir), self.requires().sample_size, self.progress)
         shutil.rmtree(partial_dir / "candidates", ignore_errors=True)
@@ -304,7 +337,7 @@ class CorpusStats(StageTask):
         return [self.word_counts] if self.word_counts else []
 
     def build(self, partial_dir: Path) -> dict:
-        files = io.dataset_files(str(self.requires().corpus_dir()))
+        files, _ = self.requires().committed("corpus")
         stats = write_corpus_stats(self.runner_for(files), files, self.per_domain, self.word_counts, str(partial_dir), self.progress)
         print((partial_dir / "stats.md").read_text())
         return {"domains": sorted(stats), "sampled": {domain: entry["sentences"] for domain, entry in stats.items()}}

@@ -17,6 +17,7 @@ import luigi
 from luigi.util import inherits
 
 from corpus.errors import InputError
+from corpus.outputs import read_json
 from models.encoders import EncoderConfig
 from models.trainer import TrainConfig
 from workflows.base import StageTask
@@ -155,9 +156,9 @@ class EvaluateSTS(StageTask):
         """What the command prints at its end: the STS table and the dev score after each epoch."""
         from models.evaluation import StsReport, sts_table
 
-        report = StsReport.from_json(json.loads((self.output_dir / "report.json").read_text()))
+        report = StsReport.from_json(read_json(self.output_dir / "report.json"))
         encoder_dir = self.requires().output_dir
-        training = json.loads((encoder_dir / "training.json").read_text())
+        training = read_json(encoder_dir / "training.json")
         table = sts_table({report.meta.get("model"): report}).rstrip()
         lines = [f"Encoder {report.meta.get('model')}: {encoder_dir} (trained on {training['pairs']} pairs)",
                  f"STS (Pearson × 100; every dataset in {self.output_dir / 'report.md'}):", table]

@@ -36,6 +36,7 @@ from luigi.task import flatten
 from luigi.util import inherits
 
 from corpus.errors import InputError
+from corpus.outputs import read_json
 from corpus.selection import parse_deciles
 from models.encoders import MODELS
 from workflows.base import CODE_VERSION, MANIFEST, StageTask, read_manifest
@@ -82,7 +83,7 @@ def run_result(task: EvaluateSTS) -> dict:
     from models.evaluation import StsReport
     from reports.experiments import sts_summary
 
-    report = StsReport.from_json(json.loads((task.output_dir / "report.json").read_text()))
+    report = StsReport.from_json(read_json(task.output_dir / "report.json"))
     return {"pairs": read_manifest(task.requires().output_dir)["pairs"], "dim": report.dim, "sts": sts_summary(report), "run": str(task.output_dir)}
 
 
@@ -329,7 +330,7 @@ class VectorBaselines(StageTask):
         return {"baselines": sorted(results), "reference_sentences": len(reference), "absent": absent}
 
     def reports(self) -> dict:
-        return json.loads((self.output_dir / "baselines.json").read_text())
+        return read_json(self.output_dir / "baselines.json")
 
 
 @inherits(SelectTrainingSet)
@@ -441,7 +442,7 @@ class DataSourceComparison(Experiment):
         from corpus.stats import table2_rows
         from reports.experiments import data_source_report
 
-        stats = {name: json.loads((self.requires()[f"stats/{name}"].output_dir / "stats.json").read_text()) for name in self.sources}
+        stats = {name: read_json(self.requires()[f"stats/{name}"].output_dir / "stats.json") for name in self.sources}
         sources = {
             name: {"pairs": next(iter(by_model.values()))["pairs"], "models": {m: r["sts"] for m, r in by_model.items()}, "stats": stats[name]}
             for name, by_model in self.results().items()

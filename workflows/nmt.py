@@ -16,10 +16,10 @@ import luigi
 
 from corpus.errors import InputError
 from corpus.files import write_atomically
+from corpus.outputs import DamagedOutput
 from models.nmt import binarize, convert, evaluate, fairseq_train, spm
 from models.nmt.devices import resolve_device
 from models.nmt.translate import ENGINES, DecodeOptions, NmtModel, load_translator
-from pipelines import io
 from workflows.base import StageTask
 from workflows.config import AbsolutePath, config_from, with_settings
 from workflows.ingest import IngestBitext
@@ -47,6 +47,19 @@ def without_empty(**values) -> dict:
     return {name: value for name, value in values.items() if value not in ("", None)}
 
 
+class WritesNmtModel(StageTask):
+    """A stage whose output is a model (``nmt.json``): damaged too while an output its paths
+    point into (the checkpoint's, the sentencepiece models') is, so that running it rebuilds
+    that one first (its own output, found sound then, is kept)."""
+
+    def damage(self) -> str:
+        try:
+            NmtModel.load(self.output_dir)
+        except DamagedOutput as error:
+            return error.problem
+        return super().damage()
+
+
 class TrainSentencePiece(StageTask):
     """Train the sentencepiece vocabulary of the NMT model on the ingested bitext."""
 
@@ -70,7 +83,7 @@ class TrainSentencePiece(StageTask):
         return {lang: root / f"spm.{lang}.model" for lang in ("cs", "en")}
 
     def build(self, partial_dir: Path) -> dict:
-        files = io.dataset_files(str(self.requires().bitext_dir()))
+        files, _ = self.requires().committed("bitext")
         config = spm.SpmConfig(self.vocab_size, self.model_type, self.character_coverage, self.input_sentence_size, self.seed)
         self.progress(f"training {'a joint' if self.joint else 'per-language'} {self.model_type} model on {len(files)} shards")
         paths = spm.train_from_bitext(files, partial_dir, config, self.joint)
@@ -80,7 +93,7 @@ class TrainSentencePiece(StageTask):
 
 
 @with_settings(fairseq_train.TrainConfig)
-class TrainTranslator(UsesGpu, StageTask):
+class TrainTranslator(UsesGpu, WritesNmtModel):
     """Binarize the bitext and train a cs→en Transformer with fairseq (or take a given checkpoint).
 
     Checkpoints stay in the partial output directory across restarts: a killed training resumes
@@ -142,7 +155,7 @@ class TrainTranslator(UsesGpu, StageTask):
         data_dir = partial_dir / "data-bin"
         counts_file = partial_dir / "pairs.json"
         if not data_dir.exists():
-            bitext_files = io.dataset_files(str(self.requires()["bitext"].bitext_dir()))
+            bitext_files, _ = self.requires()["bitext"].committed("bitext")
             workers = os.cpu_count() or 1
             self.progress(f"binarizing {len(bitext_files)} bitext shards ({workers} processes)")
 
@@ -167,7 +180,7 @@ class TrainTranslator(UsesGpu, StageTask):
         return {"given_checkpoint": self.checkpoint}
 
 
-class ConvertTranslator(StageTask):
+class ConvertTranslator(WritesNmtModel):
     """Convert the trained checkpoint to CTranslate2, the default translation engine."""
 
     stage = "nmt-ct2"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import io
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -22,9 +22,11 @@ from itertools import chain
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from corpus.ids import id_hashes
+from corpus.outputs import reading
 from models.nmt import spm
 from models.nmt.fairseq_train import SOURCE_LANG, TARGET_LANG, run_tool
 
@@ -37,7 +39,10 @@ OUTCOMES = (*SPLITS, "too_long", "empty")
 def valid_cutoff(files: list[str], valid_size: int) -> tuple[int, np.uint64]:
     """The bitext's rows, and the id hash under which a pair is held out for validation: the
     lowest ``valid_size / rows`` of the hash range, at most a tenth (the same pairs on every run)."""
-    rows = sum(pq.ParquetFile(path).metadata.num_rows for path in files)
+    rows = 0
+    for path in files:
+        with reading(path):
+            rows += pq.ParquetFile(path).metadata.num_rows
     return rows, np.uint64(min(0.1, valid_size / max(rows, 1)) * 2.0**64)
 
 
@@ -81,7 +86,7 @@ def export_pieces(
             for split in SPLITS for lang in LANGS
         }
         for path in files:
-            for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_rows, columns=["id", "cs", "en"]):
+            for batch in _batches(path, batch_rows, ["id", "cs", "en"]):
                 ids, cs, en = (batch.column(name).to_pylist() for name in ("id", "cs", "en"))
                 sources, targets = codec_source.encode(cs), codec_target.encode(en)
                 outcomes = pair_outcomes(ids, _lengths(sources), _lengths(targets), cutoff, max_pieces)
@@ -157,6 +162,12 @@ class Vocabulary:
         return tokens, sizes, pieces
 
 
+def _batches(path: str, batch_rows: int, columns: list[str]) -> Iterator[pa.RecordBatch]:
+    """A bitext shard's record batches; a damaged shard is one line naming it (DamagedOutput)."""
+    with reading(path):
+        yield from pq.ParquetFile(path).iter_batches(batch_size=batch_rows, columns=columns)
+
+
 def _lengths(encoded: list[list]) -> np.ndarray:
     return np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
 
@@ -166,7 +177,7 @@ def _encode_shard(path: str, vocabularies: dict[str, Vocabulary], dtypes: dict[s
     """One bitext shard's tokens and sizes by (split, language), in row order, and its counts."""
     found = {(split, lang): ([np.empty(0, dtypes[lang])], [np.empty(0, np.int32)]) for split in SPLITS for lang in LANGS}
     outcomes = [np.empty(0, np.int8)]  # an empty shard has no batch
-    for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_rows, columns=["id", *LANGS]):
+    for batch in _batches(path, batch_rows, ["id", *LANGS]):
         encoded = {lang: vocabularies[lang].encode(batch.column(lang).to_pylist(), threads) for lang in LANGS}
         outcomes.append(pair_outcomes(batch.column("id").to_pylist(), encoded[SOURCE_LANG][2], encoded[TARGET_LANG][2],
                                       cutoff, max_pieces))

@@ -13,6 +13,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import sentencepiece as spm
 
+from corpus.outputs import reading
 from models.featurizers import train_sentencepiece
 
 
@@ -72,8 +73,9 @@ class Codec:
 def bitext_column(files: Iterable[str], column: str, batch_rows: int = 50_000) -> Iterator[str]:
     """Stream one text column of bitext Parquet files."""
     for path in files:
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_rows, columns=[column]):
-            yield from batch.column(0).to_pylist()
+        with reading(path):
+            for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_rows, columns=[column]):
+                yield from batch.column(0).to_pylist()
 
 
 def train_from_bitext(files: list[str], output_dir: Path, config: SpmConfig, joint: bool) -> dict[str, Path]:

@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
+from corpus.outputs import damaged, outputs_damage, read_json
 from corpus.settings import setting
 from models.nmt.devices import import_ctranslate2, resolve_device
 from models.nmt.spm import Codec
@@ -42,6 +43,7 @@ EOS = "</s>"
 CPU_BATCH_TOKENS, GPU_BATCH_TOKENS = 4096, 16384
 ENGINES = ("ctranslate2", "fairseq")
 MODEL_FILE = "nmt.json"
+PATHS = ("checkpoint", "data_dir", "spm_source", "spm_target", "ct2_dir")  # the fields that name files
 
 
 @dataclass(frozen=True)
@@ -64,12 +66,18 @@ class NmtModel:
 
     @classmethod
     def load(cls, directory: str | Path) -> NmtModel:
-        """Read ``nmt.json`` with every path made absolute."""
+        """Read ``nmt.json`` with every path made absolute. The stages' outputs that hold the
+        model's files (its own directory, the checkpoint's, the sentencepiece models') must
+        still be exactly what their stages wrote: DamagedOutput, naming the file, otherwise."""
         directory = Path(directory).resolve()
-        fields = json.loads((directory / MODEL_FILE).read_text())
-        for name in ("checkpoint", "data_dir", "spm_source", "spm_target", "ct2_dir"):
+        if problem := outputs_damage([directory / MODEL_FILE]):
+            raise damaged(problem)
+        fields = read_json(directory / MODEL_FILE)
+        for name in PATHS:
             if fields.get(name):
                 fields[name] = str(directory / fields[name])
+        if problem := outputs_damage([fields[name] for name in PATHS if fields.get(name)]):
+            raise damaged(problem)
         return cls(**fields)
 
     def fingerprint(self, engine: str) -> str:

@@ -93,3 +93,29 @@ def test_a_batch_size_below_one_is_refused_in_one_line(word_avg, tmp_path, capsy
         main(["embed", "--model", str(word_avg), "--input", str(sentences), "--output", str(tmp_path / "e.npy"), "--batch-size", size])
     assert exit_.value.code == 2 and not (tmp_path / "e.npy").exists()
     assert "--batch-size: must be a whole number of at least 1" in capsys.readouterr().err
+
+
+def test_a_damaged_encoder_is_one_line_naming_its_file(word_avg, tmp_path, capsys):
+    import json
+    import shutil
+
+    from corpus.outputs import MANIFEST, committed_files
+
+    committed = tmp_path / "committed"  # as TrainEncoder commits it: with a manifest of its files
+    shutil.copytree(word_avg, committed)
+    (committed / MANIFEST).write_text(json.dumps({"files": committed_files(committed)}))
+    weights = bytearray((committed / "model.pt").read_bytes())
+    weights[len(weights) // 2] ^= 0xFF
+    (committed / "model.pt").write_bytes(bytes(weights))
+    sentences = tmp_path / "sentences.txt"
+    sentences.write_text("A man plays the guitar.\n", encoding="utf-8")
+    embed = ["embed", "--input", str(sentences), "--output", str(tmp_path / "emb.npy"), "--device", "cpu"]
+    assert main([*embed, "--model", str(committed)]) == 2
+    assert capsys.readouterr().err == (f"paranmt-encode embed: error: {committed / 'model.pt'} was changed after the stage wrote it "
+                                       "(its SHA-256 differs); run the command again: a damaged output is rebuilt\n")
+    loose = tmp_path / "loose"  # no manifest: the damage is met where the weights are read
+    shutil.copytree(word_avg, loose)
+    with open(loose / "model.pt", "r+b") as handle:
+        handle.truncate(100)
+    assert main([*embed, "--model", str(loose)]) == 2
+    assert capsys.readouterr().err.startswith(f"paranmt-encode embed: error: {loose / 'model.pt'} cannot be read (")
