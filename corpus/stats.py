@@ -109,7 +109,7 @@ def summary_record(
     rejects: Mapping[str, dict],
 ) -> dict:
     """The corpus summary (summary.json): its rows (the largest count of any ranking), where it
-    is, the PP model that scored it, the rejects of each stage before it, the scorers with their
+    is (relative to the work directory), the PP model that scored it, the rejects of each stage before it, the scorers with their
     exact cut keys, and per scorer and decile the rows, score range and example pairs."""
     rows = max(counts.values(), default=0)
     return {

@@ -38,14 +38,14 @@ from luigi.task import flatten
 import schemas
 from corpus.cache import cache_root, store
 from corpus.errors import InputError
-from corpus.files import write_atomically
+from corpus.files import LATEST, write_atomically
 from pipelines.io import file_rows
 from pipelines.options import pipeline_options
 from pipelines.progress import RunPipeline
 from workflows.central_scheduler import WorkDirectoryTask
 from workflows.config import paranmt
 from workflows.console import STAGES as log
-from workflows.console import log_level
+from workflows.console import interrupted, log_level
 
 MANIFEST = "_SUCCESS"
 # Part of every fingerprint: an output built by another release of the code, or with another
@@ -145,8 +145,18 @@ class _UsersMistakesOnceOnly(logging.Filter):
         return not (record.exc_info and users_mistake(record.exc_info[1]))
 
 
+class _SilentAfterCtrlC(logging.Filter):
+    """After Ctrl-C, the errors of what it stopped (a Beam step, the task) are not reported: the
+    interruption is said once, in one line (workflows.console)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not interrupted()
+
+
 logging.getLogger("luigi-interface").addFilter(_UsersMistakesInOneLine())
 logging.getLogger("apache_beam.runners.common").addFilter(_UsersMistakesOnceOnly())
+for _logger in ("luigi-interface", "apache_beam.runners.common"):
+    logging.getLogger(_logger).addFilter(_SilentAfterCtrlC())
 # A stage's running counts reach the console at most this often (every one reaches Luigi's status).
 PROGRESS_EVERY = 30.0
 
@@ -158,14 +168,15 @@ def file_fingerprint(path: str) -> str:
     the file (``content_digest``). A missing file is reported by ``StageTask.run`` in one line,
     not here (Luigi would print a traceback for an error while it checks whether a task is
     complete)."""
+    real = os.path.realpath(path)  # one file under any of its names (``..``, a linked folder)
     try:
-        stat = os.stat(path)
+        stat = os.stat(real)
     except FileNotFoundError:
-        return f"{os.path.abspath(path)}:missing"
-    if not os.path.isfile(path):  # refused in one line by check_input_file when the task runs
-        return f"{os.path.abspath(path)}:not-a-file"
-    version = (os.path.abspath(path), stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
-    return f"{os.path.abspath(path)}:{stat.st_size}:{content_digest(*version)}"
+        return f"{real}:missing"
+    if not os.path.isfile(real):  # refused in one line by check_input_file when the task runs
+        return f"{real}:not-a-file"
+    version = (real, stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
+    return f"{real}:{stat.st_size}:{content_digest(*version)}"
 
 
 @functools.lru_cache(maxsize=4096)
@@ -212,6 +223,21 @@ def read_manifest(output_dir: Path) -> dict[str, Any]:
     return json.loads((Path(output_dir) / MANIFEST).read_text())
 
 
+def in_workdir(path: str | Path) -> str:
+    """How a file records ``path``: relative to the work directory when inside it, so a moved or
+    copied work directory keeps working (``from_workdir`` reads it back); else as given (a
+    user's file)."""
+    workdir = Path(paranmt().workdir)
+    with contextlib.suppress(ValueError):
+        return str(Path(path).relative_to(workdir))
+    return str(path)
+
+
+def from_workdir(recorded: str) -> Path:
+    """A path recorded by ``in_workdir``, against the work directory where it is now."""
+    return Path(paranmt().workdir) / recorded
+
+
 class StageTask(WorkDirectoryTask):
     """A stage with an atomic, fingerprinted output directory and a JSON manifest."""
 
@@ -251,13 +277,18 @@ class StageTask(WorkDirectoryTask):
     def complete(self) -> bool:
         """Whether the output exists; a stage whose parameters are the user's mistake is not
         complete (Luigi would print the traceback of a failed check): running it, or reading its
-        requirements, reports the mistake in one line."""
+        requirements, reports the mistake in one line. A stage found complete is this run's
+        output: ``latest`` is pointed at it here, since Luigi checks every task of a run (the
+        command's own task and those found complete included), and announces only some."""
         try:
-            return super().complete()
+            done = super().complete()
         except Exception as error:
             if users_mistake(error):
                 return False
             raise
+        if done:
+            self.point_latest_at(self.output_dir)
+        return done
 
     def build(self, partial_dir: Path) -> dict[str, Any]:
         """Write the stage's output into ``partial_dir``; return counts for the manifest."""
@@ -270,7 +301,10 @@ class StageTask(WorkDirectoryTask):
             check_input_file(path)
 
     def on_failure(self, exception: BaseException) -> str:
-        """The scheduler's explanation: one line for the user's mistakes, a traceback for bugs."""
+        """The scheduler's explanation: one line for the user's mistakes, a traceback for bugs.
+        A stage stopped by Ctrl-C (Beam reports it as its own error) ends the run as Ctrl-C does."""
+        if interrupted():
+            raise KeyboardInterrupt
         return users_mistake(exception) or super().on_failure(exception)
 
     def run(self):
@@ -300,7 +334,7 @@ class StageTask(WorkDirectoryTask):
             "code": CODE_VERSION,
             "parameters": self.to_str_params(only_significant=True),
             "input_files": [file_fingerprint(path) for path in self.input_files()],
-            "upstream": {task.stage: str(task.output_dir) for task in flatten(self.requires()) if isinstance(task, StageTask)},
+            "upstream": {task.stage: in_workdir(task.output_dir) for task in flatten(self.requires()) if isinstance(task, StageTask)},
             "seconds": round(time.time() - started, 3),
             **summary,
         }
@@ -310,9 +344,15 @@ class StageTask(WorkDirectoryTask):
         log.info("%s complete: %s", self.stage, final)
 
     def point_latest_at(self, final: Path) -> None:
-        names = ["latest", *([f"latest-{getattr(self, self.latest_by)}"] if self.latest_by else [])]
+        """``latest`` (and ``latest-<value>``) link to ``final``, whatever was there: another
+        output, a broken link, nothing, or something put there by hand (moved aside, said)."""
+        names = [LATEST, *([f"{LATEST}-{getattr(self, self.latest_by)}"] if self.latest_by else [])]
         for name in names:
-            write_atomically(final.parent / name, lambda link: link.symlink_to(final.name))
+            link = final.parent / name
+            if os.path.islink(link) and os.readlink(link) == final.name:
+                continue
+            move_aside_unless_link(link)
+            write_atomically(link, lambda temporary: temporary.symlink_to(final.name))
 
     def runner_for(self, files: list[str]) -> RunPipeline:
         """``run_pipeline`` for pipelines that read the Parquet ``files`` (their rows, from the footers)."""
@@ -339,8 +379,11 @@ class StageTask(WorkDirectoryTask):
             build_pipeline(pipeline)
 
 
-@StageTask.event_handler(luigi.Event.DEPENDENCY_PRESENT)
-def point_latest_at_found_output(task: StageTask) -> None:
-    """A stage found complete (not built again) is still this run's output: ``latest`` points at
-    it, so that after switching back to earlier inputs ``latest`` never shows the other ones."""
-    task.point_latest_at(task.output_dir)
+def move_aside_unless_link(path: Path) -> None:
+    """A file or directory where a ``latest`` link belongs (put there by hand or by a copy that
+    followed links) is renamed to ``<name>.moved-<time>-<pid>``, and said: nothing is lost."""
+    if os.path.lexists(path) and not os.path.islink(path):
+        aside = path.with_name(f"{path.name}.moved-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
+        with contextlib.suppress(FileNotFoundError):  # another run moved it first
+            os.rename(path, aside)
+            log.warning("%s was not the link to the stage's output: moved to %s", path, aside)

@@ -38,7 +38,7 @@ from luigi.util import inherits
 from corpus.errors import InputError
 from corpus.selection import parse_deciles
 from models.encoders import MODELS
-from workflows.base import CODE_VERSION, MANIFEST, StageTask, read_manifest
+from workflows.base import CODE_VERSION, MANIFEST, StageTask, in_workdir, read_manifest
 from workflows.config import AbsolutePath, count_parameter
 from workflows.corpus import (
     AssignDeciles,
@@ -83,7 +83,7 @@ def run_result(task: EvaluateSTS) -> dict:
     from reports.experiments import sts_summary
 
     report = StsReport.from_json(json.loads((task.output_dir / "report.json").read_text()))
-    return {"pairs": read_manifest(task.requires().output_dir)["pairs"], "dim": report.dim, "sts": sts_summary(report), "run": str(task.output_dir)}
+    return {"pairs": read_manifest(task.requires().output_dir)["pairs"], "dim": report.dim, "sts": sts_summary(report), "run": in_workdir(task.output_dir)}
 
 
 def stage_tree(roots: Iterable[luigi.Task]) -> list[StageTask]:
@@ -190,7 +190,7 @@ class Experiment(StageTask):
         stages = stage_tree([*flatten(self.requires()), *self.runs().values()])
         manifests = [read_manifest(task.output_dir) for task in stages if (task.output_dir / MANIFEST).exists()]
         return Provenance(
-            created=datetime.now(UTC), code=CODE_VERSION, revision=code_revision(), command=command_line(self), output=str(self.output_dir),
+            created=datetime.now(UTC), code=CODE_VERSION, revision=code_revision(), command=command_line(self), output=in_workdir(self.output_dir),
             training_data=self.training_data_origin(), demo=uses_demo_corpus(stages), data_sizes=data_sizes(manifests),
             parameters=self.to_str_params(only_significant=True), input_files=[path for manifest in manifests for path in manifest["input_files"]],
         )

@@ -42,6 +42,7 @@ EOS = "</s>"
 CPU_BATCH_TOKENS, GPU_BATCH_TOKENS = 4096, 16384
 ENGINES = ("ctranslate2", "fairseq")
 MODEL_FILE = "nmt.json"
+PATH_FIELDS = ("checkpoint", "data_dir", "spm_source", "spm_target", "ct2_dir")
 
 
 @dataclass(frozen=True)
@@ -56,10 +57,18 @@ class NmtModel:
     max_target_positions: int
     ct2_dir: str = ""
 
-    def save(self, directory: Path) -> Path:
-        """Write ``nmt.json``; relative paths are relative to ``directory`` (so it can be renamed)."""
+    def save(self, directory: Path, relative_within: Path | None = None) -> Path:
+        """Write ``nmt.json``; relative paths are relative to ``directory`` (so it can be renamed),
+        and so is every path inside ``relative_within`` (the work directory, which can then move
+        or be copied elsewhere); other paths (a user's checkpoint) are kept as they are."""
+        fields = asdict(self)
+        if relative_within is not None:
+            within, here = Path(relative_within).resolve(), Path(directory).resolve()
+            for name in PATH_FIELDS:
+                if os.path.isabs(fields[name]) and Path(fields[name]).resolve().is_relative_to(within):
+                    fields[name] = os.path.relpath(Path(fields[name]).resolve(), here)
         path = Path(directory) / MODEL_FILE
-        path.write_text(json.dumps(asdict(self), indent=2, sort_keys=True) + "\n")
+        path.write_text(json.dumps(fields, indent=2, sort_keys=True) + "\n")
         return path
 
     @classmethod
@@ -67,7 +76,7 @@ class NmtModel:
         """Read ``nmt.json`` with every path made absolute."""
         directory = Path(directory).resolve()
         fields = json.loads((directory / MODEL_FILE).read_text())
-        for name in ("checkpoint", "data_dir", "spm_source", "spm_target", "ct2_dir"):
+        for name in PATH_FIELDS:
             if fields.get(name):
                 fields[name] = str(directory / fields[name])
         return cls(**fields)
