@@ -25,7 +25,8 @@ import shutil
 import sys
 import time
 import traceback
-from collections.abc import Iterator
+import uuid
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from importlib.metadata import version
 from pathlib import Path
@@ -278,8 +279,9 @@ class StageTask(WorkDirectoryTask):
         """Whether the output exists; a stage whose parameters are the user's mistake is not
         complete (Luigi would print the traceback of a failed check): running it, or reading its
         requirements, reports the mistake in one line. A stage found complete is this run's
-        output: ``latest`` is pointed at it here, since Luigi checks every task of a run (the
-        command's own task and those found complete included), and announces only some."""
+        output, and so are the stages it was built from: ``latest`` is pointed at each of them
+        here (Luigi does not look at the requirements of a complete task, and announces only
+        some of the tasks it finds complete)."""
         try:
             done = super().complete()
         except Exception as error:
@@ -287,7 +289,9 @@ class StageTask(WorkDirectoryTask):
                 return False
             raise
         if done:
-            self.point_latest_at(self.output_dir)
+            for stage in stage_tree([self]):
+                if (stage.output_dir / MANIFEST).exists():
+                    stage.point_latest_at(stage.output_dir)
         return done
 
     def build(self, partial_dir: Path) -> dict[str, Any]:
@@ -379,11 +383,23 @@ class StageTask(WorkDirectoryTask):
             build_pipeline(pipeline)
 
 
+def stage_tree(roots: Iterable[luigi.Task]) -> list[StageTask]:
+    """The stages ``roots`` are and depend on, each once."""
+    found: dict[str, StageTask] = {}
+    pending = list(roots)
+    while pending:
+        task = pending.pop()
+        if isinstance(task, StageTask) and task.task_id not in found:
+            found[task.task_id] = task
+            pending.extend(flatten(task.requires()))
+    return list(found.values())
+
+
 def move_aside_unless_link(path: Path) -> None:
     """A file or directory where a ``latest`` link belongs (put there by hand or by a copy that
-    followed links) is renamed to ``<name>.moved-<time>-<pid>``, and said: nothing is lost."""
+    followed links) is renamed to ``<name>.moved-<time>-<random>``, and said: nothing is lost."""
     if os.path.lexists(path) and not os.path.islink(path):
-        aside = path.with_name(f"{path.name}.moved-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
+        aside = path.with_name(f"{path.name}.moved-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:8]}")
         with contextlib.suppress(FileNotFoundError):  # another run moved it first
             os.rename(path, aside)
             log.warning("%s was not the link to the stage's output: moved to %s", path, aside)

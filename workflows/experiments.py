@@ -38,7 +38,7 @@ from luigi.util import inherits
 from corpus.errors import InputError
 from corpus.selection import parse_deciles
 from models.encoders import MODELS
-from workflows.base import CODE_VERSION, MANIFEST, StageTask, in_workdir, read_manifest
+from workflows.base import CODE_VERSION, MANIFEST, StageTask, in_workdir, read_manifest, stage_tree
 from workflows.config import AbsolutePath, count_parameter
 from workflows.corpus import (
     AssignDeciles,
@@ -84,18 +84,6 @@ def run_result(task: EvaluateSTS) -> dict:
 
     report = StsReport.from_json(json.loads((task.output_dir / "report.json").read_text()))
     return {"pairs": read_manifest(task.requires().output_dir)["pairs"], "dim": report.dim, "sts": sts_summary(report), "run": in_workdir(task.output_dir)}
-
-
-def stage_tree(roots: Iterable[luigi.Task]) -> list[StageTask]:
-    """The stages ``roots`` are and depend on, each once."""
-    found: dict[str, StageTask] = {}
-    pending = list(roots)
-    while pending:
-        task = pending.pop()
-        if isinstance(task, StageTask) and task.task_id not in found:
-            found[task.task_id] = task
-            pending.extend(flatten(task.requires()))
-    return list(found.values())
 
 
 def uses_demo_corpus(stages: Iterable[StageTask]) -> bool:
