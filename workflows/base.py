@@ -40,6 +40,7 @@ import schemas
 from corpus.cache import cache_root, store
 from corpus.errors import InputError
 from corpus.files import LATEST, write_atomically
+from corpus.inputs import spelled_out
 from pipelines.io import file_rows
 from pipelines.options import pipeline_options
 from pipelines.progress import RunPipeline
@@ -49,6 +50,8 @@ from workflows.console import STAGES as log
 from workflows.console import interrupted, log_level
 
 MANIFEST = "_SUCCESS"
+# Parameters that name input files as corpus.inputs specifications (comma-separated, globs, ``a::b``).
+SPELLED_INPUTS = {"inputs", "files", "pairs"}
 # Part of every fingerprint: an output built by another release of the code, or with another
 # version of a dataset schema, is never reused (bump the package version when outputs change).
 CODE_VERSION = {"paranmt": version("paranmt"), "schemas": sorted(schemas.version_of(schema) for schema in schemas.ALL.values())}
@@ -226,17 +229,12 @@ def read_manifest(output_dir: Path) -> dict[str, Any]:
 
 def in_workdir(path: str | Path) -> str:
     """How a file records ``path``: relative to the work directory when inside it, so a moved or
-    copied work directory keeps working (``from_workdir`` reads it back); else as given (a
-    user's file)."""
+    copied work directory keeps working (a reader joins it to the work directory where it is
+    now); else as given (a user's file)."""
     workdir = Path(paranmt().workdir)
     with contextlib.suppress(ValueError):
         return str(Path(path).relative_to(workdir))
     return str(path)
-
-
-def from_workdir(recorded: str) -> Path:
-    """A path recorded by ``in_workdir``, against the work directory where it is now."""
-    return Path(paranmt().workdir) / recorded
 
 
 class StageTask(WorkDirectoryTask):
@@ -258,11 +256,19 @@ class StageTask(WorkDirectoryTask):
         payload = {
             "code": CODE_VERSION,
             "family": self.task_family,
-            "params": self.to_str_params(only_significant=True),
+            "params": self.identifying_parameters(),
             "inputs": [file_fingerprint(path) for path in self.input_files()],
             "upstream": sorted(task.fingerprint() for task in flatten(self.requires()) if isinstance(task, StageTask)),
         }
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:12]
+
+    def identifying_parameters(self) -> dict[str, str]:
+        """The significant parameters, those naming input files as the real paths they name, so
+        that another spelling of the same files does not rebuild the stage."""
+        parameters = self.to_str_params(only_significant=True)
+        for name in SPELLED_INPUTS.intersection(parameters):
+            parameters[name] = spelled_out(parameters[name])
+        return parameters
 
     @property
     def stage_root(self) -> Path:
