@@ -78,7 +78,7 @@ class NmtModel:
         fields = json.loads((directory / MODEL_FILE).read_text())
         for name in PATH_FIELDS:
             if fields.get(name):
-                fields[name] = str(directory / fields[name])
+                fields[name] = os.path.normpath(directory / fields[name])
         return cls(**fields)
 
     def fingerprint(self, engine: str) -> str:
