@@ -5,8 +5,10 @@ command line. Each event once, no library chatter, at most one screen, the resul
 import gzip
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -90,6 +92,22 @@ def test_a_moved_copied_or_linked_work_directory_rebuilds_nothing_and_prints_whe
         assert any(" complete: " in line for line in printed_lines(luigi_command(demo_dir, *evaluation, "--paranmt-workdir", str(moved))))
     finally:
         os.rename(moved, demo_dir / "work")
+
+
+def test_ctrl_c_is_one_line_leaves_only_the_partial_output_and_ends_by_sigint(tmp_path):
+    (tmp_path / "w.cs").write_text("".join(f"Věta číslo {n}.\n" for n in range(50_000)))
+    (tmp_path / "w.en").write_text("".join(f"Sentence number {n}.\n" for n in range(50_000)))
+    command = [sys.executable, "-m", "luigi", "--module", "workflows", "IngestBitext", "--inputs", "w.cs", "--paranmt-direct-num-workers", "1", "--local-scheduler"]
+    run = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    lines = []
+    for line in run.stdout:
+        lines.append(line.rstrip("\n"))
+        if "ingest: ingesting" in line:
+            time.sleep(0.3)
+            os.killpg(run.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole process group
+    assert run.wait(timeout=120) == -signal.SIGINT, lines  # a shell says 130
+    assert [line for line in lines if line.strip()][1:] == ["interrupted: nothing unfinished looks finished; run the same command again to resume"], lines
+    assert [path.name for path in (tmp_path / "work" / "ingest").iterdir()] == [next((tmp_path / "work" / "ingest").glob(".*.partial")).name]
 
 
 def test_log_level_debug_brings_the_libraries_messages_back(tmp_path):
