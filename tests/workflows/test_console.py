@@ -88,7 +88,7 @@ def test_a_moved_copied_or_linked_work_directory_rebuilds_nothing_and_prints_whe
         # The translator's nmt.json names its files relative to the work directory: read in the new place.
         (tmp_path / "test.cs").write_text("Dobrý den.\nPes běží.\n")
         (tmp_path / "test.en").write_text("Good day.\nThe dog runs.\n")
-        evaluation = ["EvaluateTranslator", "--source", str(tmp_path / "test.cs"), "--reference", str(tmp_path / "test.en"), "--baseline", ""]
+        evaluation = ["EvaluateTranslator", "--source", str(tmp_path / "test.cs"), "--reference", str(tmp_path / "test.en"), "--baseline", str(tmp_path / "test.en")]
         assert any(" complete: " in line for line in printed_lines(luigi_command(demo_dir, *evaluation, "--paranmt-workdir", str(moved))))
     finally:
         os.rename(moved, demo_dir / "work")
