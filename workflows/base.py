@@ -355,14 +355,18 @@ class StageTask(WorkDirectoryTask):
 
     def point_latest_at(self, final: Path) -> None:
         """``latest`` (and ``latest-<value>``) link to ``final``, whatever was there: another
-        output, a broken link, nothing, or something put there by hand (moved aside, said)."""
+        output, a broken link, nothing, or something put there by hand (moved aside, said); where
+        the folder cannot be written, a warning says so and the run goes on."""
         names = [LATEST, *([f"{LATEST}-{getattr(self, self.latest_by)}"] if self.latest_by else [])]
         for name in names:
             link = final.parent / name
             if os.path.islink(link) and os.readlink(link) == final.name:
                 continue
-            move_aside_unless_link(link)
-            write_atomically(link, lambda temporary: temporary.symlink_to(final.name))
+            try:
+                move_aside_unless_link(link)
+                write_atomically(link, lambda temporary: temporary.symlink_to(final.name))
+            except OSError as error:  # a read-only copy of a work directory can still be read
+                log.warning("%s: %s not pointed at %s: %s", self.stage, link, final.name, error.strerror)
 
     def runner_for(self, files: list[str]) -> RunPipeline:
         """``run_pipeline`` for pipelines that read the Parquet ``files`` (their rows, from the footers)."""
