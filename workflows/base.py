@@ -45,7 +45,7 @@ from pipelines.io import file_rows
 from pipelines.options import pipeline_options
 from pipelines.progress import RunPipeline
 from workflows.central_scheduler import WorkDirectoryTask
-from workflows.config import paranmt
+from workflows.config import AbsolutePath, paranmt
 from workflows.console import STAGES as log
 from workflows.console import interrupted, log_level
 
@@ -263,11 +263,14 @@ class StageTask(WorkDirectoryTask):
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:12]
 
     def identifying_parameters(self) -> dict[str, str]:
-        """The significant parameters, those naming input files as the real paths they name, so
-        that another spelling of the same files does not rebuild the stage."""
+        """The significant parameters, those naming files as the real paths they name, so that
+        another spelling of the same files (``..``, a linked folder) does not rebuild the stage."""
         parameters = self.to_str_params(only_significant=True)
-        for name in SPELLED_INPUTS.intersection(parameters):
-            parameters[name] = spelled_out(parameters[name])
+        for name, parameter in self.get_params():
+            if parameters.get(name) and name in SPELLED_INPUTS:
+                parameters[name] = spelled_out(parameters[name])
+            elif parameters.get(name) and isinstance(parameter, AbsolutePath):
+                parameters[name] = os.path.realpath(parameters[name])
         return parameters
 
     @property

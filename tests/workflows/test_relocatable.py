@@ -7,6 +7,7 @@ import contextlib
 import luigi
 
 from workflows.base import read_manifest
+from workflows.encoders import TrainEncoder
 from workflows.nmt import TrainSentencePiece
 
 
@@ -27,3 +28,12 @@ def test_other_spellings_of_the_inputs_build_nothing_and_upstream_is_relative(lu
         upstream = read_manifest(task.output_dir)["upstream"]
         assert upstream == {"ingest": f"ingest/{task.requires().output_dir.name}"}
         assert luigi_workdir / upstream["ingest"] == task.requires().output_dir
+
+
+def test_a_path_parameter_through_a_linked_folder_is_the_same_stage(luigi_workdir, tmp_path):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "pairs.tsv").write_text("a dog runs\ta dog is running\n")
+    (tmp_path / "link").symlink_to("data")
+    spellings = [tmp_path / "data" / "pairs.tsv", tmp_path / "link" / "pairs.tsv", tmp_path / "link" / ".." / "data" / "pairs.tsv"]
+    assert len({TrainEncoder(train_data=str(path)).fingerprint() for path in spellings}) == 1
+    assert TrainEncoder(train_data=str(tmp_path / "data" / "pairs.tsv")).fingerprint() != TrainEncoder(train_data=str(tmp_path / "other.tsv")).fingerprint()
