@@ -34,3 +34,19 @@ def write_atomically(path: str | Path, write: Callable[[Path], object], clear_st
     except BaseException:
         _remove(temporary)
         raise
+
+
+# The link in each stage's folder to the output of the last run that built or found it complete.
+LATEST = "latest"
+
+
+def snapshot(path: str | Path) -> Path:
+    """``path`` with every link in it resolved once, e.g. ``work/corpus/latest/corpus`` →
+    ``work/corpus/<fingerprint>/corpus``: a fingerprint directory is never rewritten, so a reader
+    of the snapshot sees one build, however often ``latest`` moves while it reads (a reader that
+    lists the files through ``latest`` and opens them later may mix two builds). FileNotFoundError
+    naming ``path`` when it names nothing."""
+    resolved = Path(os.path.realpath(path))
+    if not resolved.exists():
+        raise FileNotFoundError(f"{path}: no such file or dataset (is its stage built?)")
+    return resolved

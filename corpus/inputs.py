@@ -95,6 +95,22 @@ def resolve_inputs(spec: str) -> list[InputUnit]:
     return sorted((replace(unit, name=names[unit.path]) for unit in units), key=lambda unit: (unit.path, unit.partner or ""))
 
 
+def spelled_out(spec: str) -> str:
+    """The input specification as the real paths of what it names now (a glob: its matches),
+    sorted: every spelling of the same inputs (relative, with ``..``, through a linked folder)
+    gives the same text, the identity a fingerprint needs. A name that matches nothing, or a
+    specification that is not one, stays as given (reading it is refused in one line)."""
+    try:
+        items = parse_input_spec(spec)
+    except InputError:
+        return spec
+    named = set()
+    for pattern, partner in items:
+        for path in [pattern] if os.path.lexists(pattern) else sorted(glob.glob(pattern, recursive=True)) or [pattern]:
+            named.add(os.path.realpath(path) + (f"::{os.path.realpath(partner)}" if partner else ""))
+    return ",".join(sorted(named))
+
+
 def _files_named(pattern: str) -> list[str]:
     """The input itself when it exists, whatever characters its name holds; else the files its
     glob matches as in the shell (relative to the current folder; ``**``: any depth), sorted."""

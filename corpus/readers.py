@@ -169,7 +169,7 @@ def _strip_eol(raw: bytes) -> bytes:
 def _tab_fields(
     lines: Iterable[bytes | Reject], source: str, columns: int, max_line_bytes: int
 ) -> Iterator[tuple[int, bytes, list[str]] | Reject]:
-    """(line number, raw line, stripped fields) of tab-separated lines; bad lines as Rejects."""
+    """(line number, raw line, fields as read) of tab-separated lines; bad lines as Rejects."""
     for number, raw in enumerate(lines, start=1):
         if isinstance(raw, Reject):
             yield raw
@@ -186,7 +186,7 @@ def _tab_fields(
         if len(fields) != columns:
             yield Reject.of(source, number, "column_count", f"{len(fields)} columns, expected {columns}", raw)
             continue
-        yield number, raw, [field.strip() for field in fields]
+        yield number, raw, fields
 
 
 def iter_czeng(
@@ -197,9 +197,13 @@ def iter_czeng(
         if isinstance(item, Reject):
             yield item
             continue
-        number, raw, (pair_id, score_text, cs, en) = item
-        if not pair_id:
+        number, raw, (pair_id, *fields) = item
+        score_text, cs, en = (field.strip() for field in fields)
+        if not pair_id.strip():
             yield Reject.of(source, number, "empty_id", "the pair id is empty", raw)
+            continue
+        if pair_id != pair_id.strip():  # stripped, two distinct ids could become one
+            yield Reject.of(source, number, "id_whitespace", f"the pair id {pair_id!r} has leading or trailing whitespace", raw)
             continue
         score = _finite_float(score_text)
         if score is None:
@@ -269,7 +273,8 @@ def iter_paranmt(
         if isinstance(item, Reject):
             yield item
             continue
-        number, raw, (reference, translation, score_text) = item
+        number, raw, fields = item
+        reference, translation, score_text = (field.strip() for field in fields)
         score = _finite_float(score_text)
         if score is None:
             yield Reject.of(source, number, "bad_score", f"score {score_text!r} is not a finite number", raw)

@@ -109,8 +109,9 @@ def summary_record(
     rejects: Mapping[str, dict],
 ) -> dict:
     """The corpus summary (summary.json): its rows (the largest count of any ranking), where it
-    is, the PP model that scored it, the rejects of each stage before it, the scorers with their
-    exact cut keys, and per scorer and decile the rows, score range and example pairs."""
+    is (relative to the work directory, which can move), the PP model that scored it, the
+    rejects of each stage before it, the scorers with their exact cut keys, and per scorer and
+    decile the rows, score range and example pairs."""
     rows = max(counts.values(), default=0)
     return {
         "rows": rows,
@@ -129,7 +130,7 @@ def _model_line(model: Mapping) -> str:
 
 def summary_markdown(summary: Mapping) -> str:
     """The corpus summary (rows, rejects, per-decile score ranges, example pairs) as Markdown."""
-    parts = [f"# ParaNMT corpus: {summary['rows']:,} pairs\n\nCorpus: `{summary['corpus_dir']}`  \n{_model_line(summary['pp_model'])}\n"]
+    parts = [f"# ParaNMT corpus: {summary['rows']:,} pairs\n\nCorpus: `{summary['corpus_dir']}` (in the work directory)  \n{_model_line(summary['pp_model'])}\n"]
     rejects = [[stage, f"{e['total']:,}", ", ".join(f"{reason} {count:,}" for reason, count in e["by_reason"].items()) or "–"] for stage, e in summary["rejects"].items()]
     parts.append("## Rejected input\n\n" + markdown_table(["stage", "rejects", "by reason"], rejects, align_right=(1,)))
     for scorer, column in summary["scorers"].items():

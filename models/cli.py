@@ -6,7 +6,8 @@
     paranmt-encode export  --model DIR --sentence-transformers OUT
 
 Input files are UTF-8, one sentence (``embed``) or one tab-separated pair (``score``) a line;
-lines are split on "\\n" only. ``vectors`` writes a Word Avg model's word embeddings in
+lines are split on "\\n" only; a pair with an empty side is scored ``nan`` (its line stays, so the
+scores stay aligned with the pairs), and how many there are is said. ``vectors`` writes a Word Avg model's word embeddings in
 word2vec text format, the input of PP-similarity scoring. ``export`` writes any encoder as a
 sentence-transformers model (``SentenceTransformer(OUT, trust_remote_code=True)``; needs the
 ``interop`` extra). A missing or malformed model or input file is reported in one line.
@@ -90,10 +91,19 @@ def run(args: argparse.Namespace) -> None:
         scores = encoder.score(*read_pairs(args.input), batch_size=args.batch_size)
         np.savetxt(args.output, scores, fmt="%.6f")
         print(f"{len(scores)} pairs → {args.output}", file=sys.stderr)
+        empty = np.flatnonzero(np.isnan(scores)) + 1
+        if len(empty):
+            print(f"{len(empty)} of {len(scores)} pairs have an empty side and are scored nan (lines {_some(empty)})", file=sys.stderr)
     else:
         words, vectors = encoder.word_vectors()
         save_word_vectors(words, vectors, args.output)
         print(f"{len(words) - 2} word vectors → {args.output}", file=sys.stderr)
+
+
+def _some(numbers: np.ndarray, shown: int = 10) -> str:
+    """The first ``shown`` numbers, with how many more there are."""
+    text = ", ".join(str(n) for n in numbers[:shown])
+    return text + (f" and {len(numbers) - shown} more" if len(numbers) > shown else "")
 
 
 def _one_line(error: BaseException) -> str:
@@ -111,6 +121,9 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError) as error:  # a missing, unreadable or malformed file, a directory
         print(f"paranmt-encode {args.command}: error: {_one_line(error)}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"paranmt-encode {args.command}: interrupted", file=sys.stderr)
+        return 130
     return 0
 
 

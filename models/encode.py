@@ -64,12 +64,15 @@ class SentenceEncoder:
     __call__ = encode  # an ``embed`` callable for models.evaluation
 
     def score(self, sentences_a: Sequence[str], sentences_b: Sequence[str], batch_size: int = 256) -> np.ndarray:
-        """Cosine similarity of each pair (a[i], b[i])."""
+        """Cosine similarity of each pair (a[i], b[i]); NaN for a pair with an empty (or only
+        whitespace) side: there is nothing to compare, as training leaves such pairs out."""
         if len(sentences_a) != len(sentences_b):
             raise ValueError(f"{len(sentences_a)} first sentences but {len(sentences_b)} second ones")
         a, b = self.encode(sentences_a, batch_size), self.encode(sentences_b, batch_size)
         norms = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
-        return (a * b).sum(axis=1) / np.maximum(norms, 1e-12)
+        scores = (a * b).sum(axis=1) / np.maximum(norms, 1e-12)
+        scores[[not (one.strip() and other.strip()) for one, other in zip(sentences_a, sentences_b, strict=True)]] = np.nan
+        return scores
 
     def word_vectors(self) -> tuple[list[str], np.ndarray]:
         """(words, vectors) of a Word Avg model's trained embeddings: averaging them over a

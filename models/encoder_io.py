@@ -14,6 +14,7 @@ under a temporary name and renamed, so a reader never sees a half-written model.
 from __future__ import annotations
 
 import json
+import os
 import pickle
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -113,7 +114,10 @@ def save_weights(directory: Path, encoder: Encoder, name: str = WEIGHTS) -> None
 
 
 def load_model(directory: Path, device: str | torch.device = "cpu") -> tuple[EncoderConfig, Featurizers, Encoder]:
-    """Config, featurizers and the encoder with its trained weights, in eval mode."""
+    """Config, featurizers and the encoder with its trained weights, in eval mode. A link in the
+    path (``work/encoders/latest``) is resolved once, so all three come from one model even if
+    the link moves to another while they load."""
+    directory = Path(os.path.realpath(directory))
     config, featurizers = load_setup(directory)
     weights = Path(directory) / WEIGHTS
     if not weights.exists():

@@ -50,7 +50,7 @@ class Provenance:
     code: Mapping  # workflows.base.CODE_VERSION
     revision: str  # git commit of the code ("" when not in a git checkout)
     command: str  # the luigi command that rebuilds this output (options that differ from their defaults)
-    output: str  # the experiment's output directory
+    output: str  # the experiment's output directory, relative to the work directory
     training_data: str  # where the training pairs come from, in words
     demo: bool  # some training data is the embedded demo corpus
     data_sizes: Mapping[str, Sequence[int]]  # what was counted → the counts of the stages that counted it

@@ -28,7 +28,7 @@ import threading
 import time
 import traceback
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from importlib.metadata import version
 from pathlib import Path
@@ -40,7 +40,8 @@ from luigi.task import flatten
 
 import schemas
 from corpus.errors import InputError
-from corpus.files import write_atomically
+from corpus.files import LATEST, write_atomically
+from corpus.inputs import spelled_out
 from corpus.outputs import (  # noqa: F401 - read_manifest and MANIFEST: for the stages
     MANIFEST,
     DamagedOutput,
@@ -56,10 +57,12 @@ from pipelines.io import file_rows
 from pipelines.options import pipeline_options
 from pipelines.progress import RunPipeline
 from workflows.central_scheduler import WorkDirectoryTask
-from workflows.config import paranmt
+from workflows.config import AbsolutePath, paranmt
 from workflows.console import STAGES as log
-from workflows.console import log_level
+from workflows.console import interrupted, log_level
 
+# Parameters that name input files as corpus.inputs specifications (comma-separated, globs, ``a::b``).
+SPELLED_INPUTS = {"inputs", "files", "pairs"}
 # Part of every fingerprint: an output built by another release of the code, or with another
 # version of a dataset schema, is never reused (bump the package version when outputs change).
 CODE_VERSION = {"paranmt": version("paranmt"), "schemas": sorted(schemas.version_of(schema) for schema in schemas.ALL.values())}
@@ -234,9 +237,19 @@ class _UsersMistakesOnceOnly(logging.Filter):
         return not ("Traceback (most recent call last)" in message and worker_mistake(message))
 
 
+class _SilentAfterCtrlC(logging.Filter):
+    """After Ctrl-C, the errors of what it stopped (a Beam step, the task) are not reported: the
+    interruption is said once, in one line (workflows.console)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not interrupted()
+
+
 logging.getLogger("luigi-interface").addFilter(_UsersMistakesInOneLine())
 logging.getLogger("apache_beam.runners.common").addFilter(_UsersMistakesOnceOnly())
 logging.getLogger("apache_beam.runners.portability.local_job_service").addFilter(_UsersMistakesOnceOnly())
+for _logger in ("luigi-interface", "apache_beam.runners.common"):
+    logging.getLogger(_logger).addFilter(_SilentAfterCtrlC())
 # A stage's running counts reach the console at most this often (every one reaches Luigi's status).
 PROGRESS_EVERY = 30.0
 
@@ -248,13 +261,14 @@ def file_fingerprint(path: str) -> str:
     the file (``corpus.outputs.content_digest``). A missing file is reported by ``StageTask.run``
     in one line, not here (Luigi would print a traceback for an error while it checks whether a
     task is complete)."""
+    real = os.path.realpath(path)  # one file under any of its names (``..``, a linked folder)
     try:
-        version = file_version(path)
+        version = file_version(real)
     except FileNotFoundError:
-        return f"{os.path.abspath(path)}:missing"
-    if not os.path.isfile(path):  # refused in one line by check_input_file when the task runs
-        return f"{os.path.abspath(path)}:not-a-file"
-    return f"{os.path.abspath(path)}:{version[2]}:{content_digest(os.path.abspath(path), *version)}"
+        return f"{real}:missing"
+    if not os.path.isfile(real):  # refused in one line by check_input_file when the task runs
+        return f"{real}:not-a-file"
+    return f"{real}:{version[2]}:{content_digest(real, *version)}"
 
 
 @contextmanager
@@ -310,6 +324,16 @@ def set_aside(final: Path) -> None:
     shutil.rmtree(aside, ignore_errors=True)
 
 
+def in_workdir(path: str | Path) -> str:
+    """How a file records ``path``: relative to the work directory when inside it, so a moved or
+    copied work directory keeps working (a reader joins it to the work directory where it is
+    now); else as given (a user's file)."""
+    workdir = Path(paranmt().workdir)
+    with contextlib.suppress(ValueError):
+        return str(Path(path).relative_to(workdir))
+    return str(path)
+
+
 class StageTask(WorkDirectoryTask):
     """A stage with an atomic, fingerprinted output directory and a JSON manifest."""
 
@@ -329,11 +353,22 @@ class StageTask(WorkDirectoryTask):
         payload = {
             "code": CODE_VERSION,
             "family": self.task_family,
-            "params": self.to_str_params(only_significant=True),
+            "params": self.identifying_parameters(),
             "inputs": [file_fingerprint(path) for path in self.input_files()],
             "upstream": sorted(task.fingerprint() for task in flatten(self.requires()) if isinstance(task, StageTask)),
         }
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:12]
+
+    def identifying_parameters(self) -> dict[str, str]:
+        """The significant parameters, those naming files as the real paths they name, so that
+        another spelling of the same files (``..``, a linked folder) does not rebuild the stage."""
+        parameters = self.to_str_params(only_significant=True)
+        for name, parameter in self.get_params():
+            if parameters.get(name) and name in SPELLED_INPUTS:
+                parameters[name] = spelled_out(parameters[name])
+            elif parameters.get(name) and isinstance(parameter, AbsolutePath):
+                parameters[name] = os.path.realpath(parameters[name])
+        return parameters
 
     @property
     def stage_root(self) -> Path:
@@ -350,13 +385,21 @@ class StageTask(WorkDirectoryTask):
         """Whether the output exists and holds exactly the files its manifest lists (a damaged
         one is not complete: running the stage rebuilds it); a stage whose parameters are the
         user's mistake is not complete (Luigi would print the traceback of a failed check):
-        running it, or reading its requirements, reports the mistake in one line."""
+        running it, or reading its requirements, reports the mistake in one line. A stage found
+        complete is this run's output, and so are the stages it was built from: ``latest`` is
+        pointed at each of them here (Luigi does not look at the requirements of a complete
+        task, and announces only some of the tasks it finds complete)."""
         try:
-            return super().complete() and not self.damage()
+            done = super().complete() and not self.damage()
         except Exception as error:
             if users_mistake(error):
                 return False
             raise
+        if done:
+            for stage in stage_tree([self]):
+                if (stage.output_dir / MANIFEST).exists():
+                    stage.point_latest_at(stage.output_dir)
+        return done
 
     def damage(self) -> str:
         """'' when the output's files are exactly those of its manifest, else the first problem."""
@@ -388,7 +431,10 @@ class StageTask(WorkDirectoryTask):
             check_input_file(path)
 
     def on_failure(self, exception: BaseException) -> str:
-        """The scheduler's explanation: one line for the user's mistakes, a traceback for bugs."""
+        """The scheduler's explanation: one line for the user's mistakes, a traceback for bugs.
+        A stage stopped by Ctrl-C (Beam reports it as its own error) ends the run as Ctrl-C does."""
+        if interrupted():
+            raise KeyboardInterrupt
         return users_mistake(exception) or super().on_failure(exception)
 
     def run(self):
@@ -427,7 +473,7 @@ class StageTask(WorkDirectoryTask):
             "code": CODE_VERSION,
             "parameters": self.to_str_params(only_significant=True),
             "input_files": [file_fingerprint(path) for path in self.input_files()],
-            "upstream": {task.stage: str(task.output_dir) for task in flatten(self.requires()) if isinstance(task, StageTask)},
+            "upstream": {task.stage: in_workdir(task.output_dir) for task in flatten(self.requires()) if isinstance(task, StageTask)},
             "seconds": round(time.time() - started, 3),
             **summary,
             "files": committed_files(partial),
@@ -438,9 +484,19 @@ class StageTask(WorkDirectoryTask):
         log.info("%s complete: %s", self.stage, final)
 
     def point_latest_at(self, final: Path) -> None:
-        names = ["latest", *([f"latest-{getattr(self, self.latest_by)}"] if self.latest_by else [])]
+        """``latest`` (and ``latest-<value>``) link to ``final``, whatever was there: another
+        output, a broken link, nothing, or something put there by hand (moved aside, said); where
+        the folder cannot be written, a warning says so and the run goes on."""
+        names = [LATEST, *([f"{LATEST}-{getattr(self, self.latest_by)}"] if self.latest_by else [])]
         for name in names:
-            write_atomically(final.parent / name, lambda link: link.symlink_to(final.name))
+            link = final.parent / name
+            if os.path.islink(link) and os.readlink(link) == final.name:
+                continue
+            try:
+                move_aside_unless_link(link)
+                write_atomically(link, lambda temporary: temporary.symlink_to(final.name))
+            except OSError as error:  # a read-only copy of a work directory can still be read
+                log.warning("%s: %s not pointed at %s: %s", self.stage, link, final.name, error.strerror)
 
     def runner_for(self, files: list[str]) -> RunPipeline:
         """``run_pipeline`` for pipelines that read the Parquet ``files`` (their rows, from the footers)."""
@@ -468,8 +524,23 @@ class StageTask(WorkDirectoryTask):
             build_pipeline(pipeline)
 
 
-@StageTask.event_handler(luigi.Event.DEPENDENCY_PRESENT)
-def point_latest_at_found_output(task: StageTask) -> None:
-    """A stage found complete (not built again) is still this run's output: ``latest`` points at
-    it, so that after switching back to earlier inputs ``latest`` never shows the other ones."""
-    task.point_latest_at(task.output_dir)
+def stage_tree(roots: Iterable[luigi.Task]) -> list[StageTask]:
+    """The stages ``roots`` are and depend on, each once."""
+    found: dict[str, StageTask] = {}
+    pending = list(roots)
+    while pending:
+        task = pending.pop()
+        if isinstance(task, StageTask) and task.task_id not in found:
+            found[task.task_id] = task
+            pending.extend(flatten(task.requires()))
+    return list(found.values())
+
+
+def move_aside_unless_link(path: Path) -> None:
+    """A file or directory where a ``latest`` link belongs (put there by hand or by a copy that
+    followed links) is renamed to ``<name>.moved-<time>-<random>``, and said: nothing is lost."""
+    if os.path.lexists(path) and not os.path.islink(path):
+        aside = path.with_name(f"{path.name}.moved-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:8]}")
+        with contextlib.suppress(FileNotFoundError):  # another run moved it first
+            os.rename(path, aside)
+            log.warning("%s was not the link to the stage's output: moved to %s", path, aside)

@@ -34,10 +34,11 @@ class BuildParaNMT(WorkDirectoryTask, luigi.WrapperTask):
 
     def result_summary(self) -> str:
         """What the command prints at its end, from AssignDeciles' summary.json: where the
-        corpus is, its pairs, rejects per stage and pairs per decile."""
+        corpus is (in the work directory where it is now), its pairs, rejects per stage and
+        pairs per decile."""
         summary_dir = self.requires().output_dir
         summary = read_json(summary_dir / "summary.json")
-        lines = [f"ParaNMT corpus: {summary['rows']} pairs in {summary['corpus_dir']}",
+        lines = [f"ParaNMT corpus: {summary['rows']} pairs in {self.requires().corpus_dir()}",
                  f"  summary with score ranges and example pairs: {summary_dir / 'summary.md'}"]
         for stage, rejects in summary["rejects"].items():
             reasons = ", ".join(f"{reason} {count}" for reason, count in sorted(rejects["by_reason"].items())) or "none"

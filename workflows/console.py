@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
+import sys
+import threading
 
 import luigi
 from luigi.cmdline_parser import CmdlineParser
@@ -111,4 +114,48 @@ def _print_result(task: luigi.Task) -> None:
         print(f"\n{text}", flush=True)
 
 
+# -- Ctrl-C ------------------------------------------------------------------------------------
+
+_INTERRUPTED = threading.Event()
+
+
+def _ctrl_c(signum, frame):
+    """Python's own SIGINT handler (KeyboardInterrupt in the main thread), remembering it came."""
+    _INTERRUPTED.set()
+    raise KeyboardInterrupt
+
+
+def interrupted() -> bool:
+    """Whether Ctrl-C was pressed: what fails after it is its consequence, not a fault to report."""
+    return _INTERRUPTED.is_set()
+
+
+def _interrupted_in_one_line(previous):
+    """``sys.excepthook`` that says a Ctrl-C in one line instead of its traceback (a stage's work
+    is in its ``.partial`` directory, so nothing looks finished and the same command resumes);
+    the process still ends by SIGINT (exit status 130). Other errors go to ``previous``."""
+
+    def hook(kind, error, trace):
+        if issubclass(kind, KeyboardInterrupt):
+            print("\ninterrupted: nothing unfinished looks finished; run the same command again to resume", file=sys.stderr, flush=True)
+        else:
+            previous(kind, error, trace)
+
+    return hook
+
+
+def _quiet_after_ctrl_c(previous):
+    """``threading.excepthook`` that, after a Ctrl-C, drops the errors of threads it stopped
+    (Beam's, whose worker processes the Ctrl-C ended too)."""
+    return lambda args: None if _INTERRUPTED.is_set() else previous(args)
+
+
+def _handle_ctrl_c() -> None:
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, _ctrl_c)
+        sys.excepthook = _interrupted_in_one_line(sys.excepthook)
+        threading.excepthook = _quiet_after_ctrl_c(threading.excepthook)
+
+
 install()  # on import: every task module imports this one through workflows.base
+_handle_ctrl_c()

@@ -35,7 +35,7 @@ from pipelines.release import build_release_import
 from pipelines.score import export_encoder_vectors, score_pairs, sha256_of
 from pipelines.select import select_top_half, select_training_set
 from pipelines.stats import write_corpus_stats
-from workflows.base import StageTask, read_manifest
+from workflows.base import StageTask, in_workdir, read_manifest
 from workflows.config import AbsolutePath, config_from, count_parameter, with_settings
 from workflows.encoders import EvaluateSTS, TrainEncoder
 from workflows.ingest import IngestBitext, ReadsRawFiles
@@ -207,7 +207,7 @@ class ScorePairs(ReadsPairs, StageTask):
         vectors = partial_dir / "pp_vectors.txt"
         export_encoder_vectors(encoder_dir, vectors)
         kind = "word_avg encoder" if self.pp_encoder else "word_avg encoder bootstrapped on the top half by translation score"
-        return str(vectors), {"kind": kind, "path": encoder_dir, "sha256": sha256_of(Path(encoder_dir) / WEIGHTS)}
+        return str(vectors), {"kind": kind, "path": in_workdir(encoder_dir), "sha256": sha256_of(Path(encoder_dir) / WEIGHTS)}
 
     def build(self, partial_dir: Path) -> dict:
         vectors, model = self._pp_model(partial_dir)
@@ -218,7 +218,7 @@ class ScorePairs(ReadsPairs, StageTask):
         rows = io.dataset_rows(scored_dir)
         io.check_rows(self.stage, rows, pairs, "pairs")
         self.progress(f"{rows} pairs scored", 100)
-        return {"schema": {"scored": schemas.version_of(schemas.SCORED)}, "rows": {"scored": rows}, "pp_model": model, "pairs_dir": self.pairs_dir()}
+        return {"schema": {"scored": schemas.version_of(schemas.SCORED)}, "rows": {"scored": rows}, "pp_model": model, "pairs_dir": in_workdir(self.pairs_dir())}
 
 
 def upstream_rejects(task: luigi.Task) -> dict[str, dict]:
@@ -256,7 +256,7 @@ class AssignDeciles(StageTask):
         self.progress(f"ranking {len(scored)} shard(s) into deciles and writing the corpus partitioned by decile_pp")
         summary = write_corpus(
             self.runner_for(scored), scored, score.pairs_dir(), str(self.corpus_dir(partial_dir)), str(partial_dir),
-            shown_corpus_dir=str(self.corpus_dir()), pp_model=score.verified_manifest()["pp_model"],
+            shown_corpus_dir=in_workdir(self.corpus_dir()), pp_model=score.verified_manifest()["pp_model"],
             rejects=upstream_rejects(self), examples=self.examples, sample_size=self.sample_size, report=self.progress,
         )
         io.check_rows(self.stage, io.dataset_rows(str(self.corpus_dir(partial_dir))), scored_rows, "scored pairs")

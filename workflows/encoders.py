@@ -20,7 +20,7 @@ from corpus.errors import InputError
 from corpus.outputs import read_json
 from models.encoders import EncoderConfig
 from models.trainer import TrainConfig
-from workflows.base import StageTask
+from workflows.base import StageTask, in_workdir
 from workflows.config import AbsolutePath, config_from, with_settings
 from workflows.console import STAGES as stages
 
@@ -147,7 +147,7 @@ class EvaluateSTS(StageTask):
         datasets, absent = sts_suite(sts_root())  # MissingStsFiles names every absent test file
         encoder_dir = self.requires().output_dir
         self.progress(f"evaluating {encoder_dir} on {len(datasets)} STS datasets")
-        report = evaluate(load_encoder(encoder_dir, None if self.device == "auto" else self.device).encode, datasets, {"model": self.model, "encoder": str(encoder_dir), "absent": absent})
+        report = evaluate(load_encoder(encoder_dir, None if self.device == "auto" else self.device).encode, datasets, {"model": self.model, "encoder": in_workdir(encoder_dir), "absent": absent})
         (partial_dir / "report.json").write_text(json.dumps(report.to_json(), indent=2) + "\n")
         (partial_dir / "report.md").write_text(f"{sts_table({self.model: report})}\n{report.to_markdown()}")
         return {"datasets": len(report.scores), "absent": absent, "sts_2012_2016_mean": report.to_json()["sts_2012_2016_mean"]}

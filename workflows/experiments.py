@@ -39,7 +39,7 @@ from corpus.errors import InputError
 from corpus.outputs import read_json
 from corpus.selection import parse_deciles
 from models.encoders import MODELS
-from workflows.base import CODE_VERSION, MANIFEST, StageTask, read_manifest
+from workflows.base import CODE_VERSION, MANIFEST, StageTask, in_workdir, read_manifest, stage_tree
 from workflows.config import AbsolutePath, count_parameter
 from workflows.corpus import (
     AssignDeciles,
@@ -84,19 +84,7 @@ def run_result(task: EvaluateSTS) -> dict:
     from reports.experiments import sts_summary
 
     report = StsReport.from_json(read_json(task.output_dir / "report.json"))
-    return {"pairs": read_manifest(task.requires().output_dir)["pairs"], "dim": report.dim, "sts": sts_summary(report), "run": str(task.output_dir)}
-
-
-def stage_tree(roots: Iterable[luigi.Task]) -> list[StageTask]:
-    """The stages ``roots`` are and depend on, each once."""
-    found: dict[str, StageTask] = {}
-    pending = list(roots)
-    while pending:
-        task = pending.pop()
-        if isinstance(task, StageTask) and task.task_id not in found:
-            found[task.task_id] = task
-            pending.extend(flatten(task.requires()))
-    return list(found.values())
+    return {"pairs": read_manifest(task.requires().output_dir)["pairs"], "dim": report.dim, "sts": sts_summary(report), "run": in_workdir(task.output_dir)}
 
 
 def uses_demo_corpus(stages: Iterable[StageTask]) -> bool:
@@ -191,7 +179,7 @@ class Experiment(StageTask):
         stages = stage_tree([*flatten(self.requires()), *self.runs().values()])
         manifests = [read_manifest(task.output_dir) for task in stages if (task.output_dir / MANIFEST).exists()]
         return Provenance(
-            created=datetime.now(UTC), code=CODE_VERSION, revision=code_revision(), command=command_line(self), output=str(self.output_dir),
+            created=datetime.now(UTC), code=CODE_VERSION, revision=code_revision(), command=command_line(self), output=in_workdir(self.output_dir),
             training_data=self.training_data_origin(), demo=uses_demo_corpus(stages), data_sizes=data_sizes(manifests),
             parameters=self.to_str_params(only_significant=True), input_files=[path for manifest in manifests for path in manifest["input_files"]],
         )

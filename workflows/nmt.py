@@ -21,7 +21,7 @@ from models.nmt import binarize, convert, evaluate, fairseq_train, spm
 from models.nmt.devices import resolve_device
 from models.nmt.translate import ENGINES, DecodeOptions, NmtModel, load_translator
 from workflows.base import StageTask
-from workflows.config import AbsolutePath, config_from, with_settings
+from workflows.config import AbsolutePath, config_from, paranmt, with_settings
 from workflows.ingest import IngestBitext
 
 SHARED_DATA = Path(os.environ.get("PARANMT_SHARED_DATA", "../shared/data"))
@@ -146,7 +146,7 @@ class TrainTranslator(UsesGpu, WritesNmtModel):
         NmtModel(
             str(checkpoint.relative_to(partial_dir)), str(data_dir.relative_to(partial_dir)),
             str(spm_paths["cs"]), str(spm_paths["en"]), config.max_positions, config.max_positions,
-        ).save(partial_dir)
+        ).save(partial_dir, relative_within=Path(paranmt().workdir))
         self.progress(f"trained: {checkpoint.name}", 100)
         return {"device": device, "pairs": counts, "checkpoint": checkpoint.name}
 
@@ -196,7 +196,7 @@ class ConvertTranslator(WritesNmtModel):
         trained = NmtModel.load(self.requires().output_dir)
         self.progress(f"converting {trained.checkpoint} ({self.quantization})")
         convert.convert(trained.checkpoint, trained.data_dir, partial_dir / "ct2", self.quantization)
-        dataclasses.replace(trained, ct2_dir="ct2").save(partial_dir)
+        dataclasses.replace(trained, ct2_dir="ct2").save(partial_dir, relative_within=Path(paranmt().workdir))
         return {"model_fingerprint": NmtModel.load(partial_dir).fingerprint("ctranslate2")}
 
 

@@ -43,7 +43,7 @@ EOS = "</s>"
 CPU_BATCH_TOKENS, GPU_BATCH_TOKENS = 4096, 16384
 ENGINES = ("ctranslate2", "fairseq")
 MODEL_FILE = "nmt.json"
-PATHS = ("checkpoint", "data_dir", "spm_source", "spm_target", "ct2_dir")  # the fields that name files
+PATH_FIELDS = ("checkpoint", "data_dir", "spm_source", "spm_target", "ct2_dir")
 
 
 @dataclass(frozen=True)
@@ -58,10 +58,18 @@ class NmtModel:
     max_target_positions: int
     ct2_dir: str = ""
 
-    def save(self, directory: Path) -> Path:
-        """Write ``nmt.json``; relative paths are relative to ``directory`` (so it can be renamed)."""
+    def save(self, directory: Path, relative_within: Path | None = None) -> Path:
+        """Write ``nmt.json``; relative paths are relative to ``directory`` (so it can be renamed),
+        and so is every path inside ``relative_within`` (the work directory, which can then move
+        or be copied elsewhere); other paths (a user's checkpoint) are kept as they are."""
+        fields = asdict(self)
+        if relative_within is not None:
+            within, here = Path(relative_within).resolve(), Path(directory).resolve()
+            for name in PATH_FIELDS:
+                if os.path.isabs(fields[name]) and Path(fields[name]).resolve().is_relative_to(within):
+                    fields[name] = os.path.relpath(Path(fields[name]).resolve(), here)
         path = Path(directory) / MODEL_FILE
-        path.write_text(json.dumps(asdict(self), indent=2, sort_keys=True) + "\n")
+        path.write_text(json.dumps(fields, indent=2, sort_keys=True) + "\n")
         return path
 
     @classmethod
@@ -73,10 +81,10 @@ class NmtModel:
         if problem := outputs_damage([directory / MODEL_FILE]):
             raise damaged(problem)
         fields = read_json(directory / MODEL_FILE)
-        for name in PATHS:
+        for name in PATH_FIELDS:
             if fields.get(name):
-                fields[name] = str(directory / fields[name])
-        if problem := outputs_damage([fields[name] for name in PATHS if fields.get(name)]):
+                fields[name] = os.path.normpath(directory / fields[name])
+        if problem := outputs_damage([fields[name] for name in PATH_FIELDS if fields.get(name)]):
             raise damaged(problem)
         return cls(**fields)
 

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from corpus.errors import InputError
-from corpus.inputs import read_lines, resolve_inputs
+from corpus.inputs import read_lines, resolve_inputs, spelled_out
 from corpus.readers import BitextRecord, Reject
 from pipelines.ingest import read_unit
 
@@ -83,6 +83,21 @@ def test_one_file_in_any_spellings_is_one_input(folder, spellings):
         units = resolve_inputs(spec)
     real = folder.resolve() / "data"
     assert [(unit.path, unit.partner, unit.source) for unit in units] == [(str(real / "w.cs"), str(real / "w.en"), "w.cs")]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(spellings=st.lists(spelling(), min_size=1, max_size=4))
+def test_any_spellings_of_one_file_are_spelled_out_alike(folder, spellings):
+    """The fingerprint's identity of the inputs: one text for every spelling of the same file."""
+    spec = ",".join(path if relative else f"{folder}/{path}" for relative, path in spellings)
+    with contextlib.chdir(folder):
+        assert spelled_out(spec) == str(folder.resolve() / "data" / "w.cs")
+
+
+def test_names_that_match_nothing_are_spelled_out_as_given(tmp_path):
+    with contextlib.chdir(tmp_path):
+        assert spelled_out("absent-*.gz") == str(tmp_path.resolve() / "absent-*.gz")
+        assert spelled_out("a.cs::") == "a.cs::"  # not a specification: refused when read
 
 
 def test_the_english_side_matched_by_a_glob_is_read_as_the_partner_only(tmp_path):

@@ -48,6 +48,9 @@ def test_czeng_handles_crlf_and_surrounding_spaces():
         ("news-1\t0.5\tA\u0085\tB\n".encode(), "control_character"),
         ("news-1\t0.5\t\u200b\u200e\tB\n".encode(), "empty_side"),
         (b"\t0.5\tA\tB\n", "empty_id"),
+        (b"  \t0.5\tA\tB\n", "empty_id"),
+        (b" news-1\t0.5\tA\tB\n", "id_whitespace"),
+        (b"news-1 \t0.5\tA\tB\n", "id_whitespace"),
         (b"   \n", "blank_line"),
     ],
 )

@@ -43,6 +43,15 @@ def test_embed_and_score_commands_match_the_api(word_avg, tmp_path):
     np.testing.assert_allclose(expected, (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1), rtol=1e-5)
 
 
+def test_a_pair_with_an_empty_side_is_scored_nan_and_counted_as_training_leaves_it_out(word_avg, tmp_path, capsys):
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text(f"{FIRST[0]}\t{SECOND[0]}\n\t{SECOND[1]}\n{FIRST[2]}\t  \n{FIRST[3]}\t{SECOND[3]}\n", encoding="utf-8")
+    assert main(["score", "--model", str(word_avg), "--input", str(pairs), "--output", str(tmp_path / "scores.txt")]) == 0
+    scores = np.loadtxt(tmp_path / "scores.txt")
+    assert len(scores) == 4 and np.isnan(scores[1:3]).all() and np.isfinite(scores[[0, 3]]).all()  # one line per pair, aligned
+    assert "2 of 4 pairs have an empty side and are scored nan (lines 2, 3)" in capsys.readouterr().err
+
+
 def test_exported_word_vectors_reproduce_the_word_avg_embedding(word_avg, tmp_path):
     """The contract PP similarity relies on: the mean of the exported vectors of a sentence's
     lowercased Moses tokens is the model's embedding."""

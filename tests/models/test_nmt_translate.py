@@ -1,12 +1,14 @@
 """The trained toy model: resumed training, both engines, the score definition, the source rules."""
 
+import json
+
 import numpy as np
 import pytest
 import torch
 from nmt_fixtures import EPOCHS_FIRST, EPOCHS_TOTAL, tiny_nmt_fixture, toy_pairs  # noqa: F401 - the tiny_nmt fixture
 
 from models.nmt import fairseq_train
-from models.nmt.translate import DecodeOptions, load_translator, token_batches
+from models.nmt.translate import DecodeOptions, NmtModel, load_translator, token_batches
 
 TIE = 2e-3  # score differences between the engines' float32 kernels stay well below this
 
@@ -101,3 +103,17 @@ def test_token_batches_respect_the_budget():
     assert [lengths[b] for b in batches] == [[1, 2, 2], [3, 5], [9], [30]]
     assert sum(b.stop - b.start for b in batches) == len(lengths)
     assert list(token_batches([], budget=10)) == []
+
+
+def test_nmt_json_names_files_in_the_work_directory_relative_to_itself(tmp_path):
+    work, given = tmp_path / "work", tmp_path / "mine" / "model.pt"
+    model = NmtModel(str(given), "data-bin", str(work / "nmt-spm" / "a" / "spm.model"), str(work / "nmt-spm" / "a" / "spm.model"), 256, 256,
+                     str(work / "nmt-ct2" / "b" / "ct2"))
+    (work / "nmt-ct2" / ".b.partial").mkdir(parents=True)
+    saved = json.loads(model.save(work / "nmt-ct2" / ".b.partial", relative_within=work).read_text())
+    assert (saved["checkpoint"], saved["data_dir"], saved["spm_source"], saved["ct2_dir"]) == (str(given), "data-bin", "../../nmt-spm/a/spm.model", "../b/ct2")
+    (work / "nmt-ct2" / ".b.partial").rename(work / "nmt-ct2" / "b")
+    moved = tmp_path / "elsewhere"
+    work.rename(moved)
+    loaded = NmtModel.load(moved / "nmt-ct2" / "b")  # read where the work directory is now
+    assert (loaded.checkpoint, loaded.spm_target, loaded.ct2_dir) == (str(given), str(moved.resolve() / "nmt-spm/a/spm.model"), str(moved.resolve() / "nmt-ct2/b/ct2"))

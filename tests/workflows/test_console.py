@@ -5,8 +5,10 @@ command line. Each event once, no library chatter, at most one screen, the resul
 import gzip
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -60,6 +62,52 @@ def test_train_on_filtered_ends_with_the_sts_table_and_the_dev_score_per_epoch(d
     table = next(i for i, line in enumerate(lines) if line.startswith("| model"))
     assert lines[table + 2].startswith("| word_avg") and "2012–2016 mean" in lines[table]
     assert lines[-1].startswith("dev score (") and "per epoch: epoch 1 " in lines[-1] and ", epoch 2 " in lines[-1]
+
+
+def test_a_moved_copied_or_linked_work_directory_rebuilds_nothing_and_prints_where_it_is_now(demo_dir, tmp_path):
+    fill_sts(demo_dir / "sts")
+    commands = {"corpus": ["BuildParaNMT"], "encoder": ["TrainOnFiltered", "--decile", "9", "--sts-dir", str(demo_dir / "sts"),
+                                                         *(f"--{name.replace('_', '-')}={value}" for name, value in TINY.items())]}
+    for command in commands.values():  # built by the tests above, or here when this one runs alone
+        printed_lines(luigi_command(demo_dir, *command))
+    copied, moved, linked = tmp_path / "copy" / "work", tmp_path / "elsewhere" / "work", tmp_path / "linked"
+    shutil.copytree(demo_dir / "work", copied, symlinks=True)
+    moved.parent.mkdir()
+    os.rename(demo_dir / "work", moved)
+    linked.symlink_to(moved.parent)
+    try:
+        for workdir in (moved, copied, linked / "work"):
+            manifests = {path: path.stat().st_mtime_ns for path in workdir.rglob("_SUCCESS")}
+            printed = {name: printed_lines(luigi_command(demo_dir, *command, "--paranmt-workdir", str(workdir))) for name, command in commands.items()}
+            assert not [line for lines in printed.values() for line in lines if " complete: " in line], printed  # nothing rebuilt
+            assert {path: path.stat().st_mtime_ns for path in workdir.rglob("_SUCCESS")} == manifests
+            corpus = next(line for line in printed["corpus"] if line.startswith("ParaNMT corpus: 400 pairs in ")).rsplit(" ", 1)[1]
+            encoder = next(line for line in printed["encoder"] if line.startswith("Encoder word_avg: ")).split(" ")[2]
+            for path in (corpus, encoder):
+                assert path.startswith(f"{workdir}/") and Path(path).is_dir(), path
+        # The translator's nmt.json names its files relative to the work directory: read in the new place.
+        (tmp_path / "test.cs").write_text("Dobrý den.\nPes běží.\n")
+        (tmp_path / "test.en").write_text("Good day.\nThe dog runs.\n")
+        evaluation = ["EvaluateTranslator", "--source", str(tmp_path / "test.cs"), "--reference", str(tmp_path / "test.en"), "--baseline", str(tmp_path / "test.en")]
+        assert any(" complete: " in line for line in printed_lines(luigi_command(demo_dir, *evaluation, "--paranmt-workdir", str(moved))))
+    finally:
+        os.rename(moved, demo_dir / "work")
+
+
+def test_ctrl_c_is_one_line_leaves_only_the_partial_output_and_ends_by_sigint(tmp_path):
+    (tmp_path / "w.cs").write_text("".join(f"Věta číslo {n}.\n" for n in range(50_000)))
+    (tmp_path / "w.en").write_text("".join(f"Sentence number {n}.\n" for n in range(50_000)))
+    command = [sys.executable, "-m", "luigi", "--module", "workflows", "IngestBitext", "--inputs", "w.cs", "--paranmt-direct-num-workers", "1", "--local-scheduler"]
+    run = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    lines = []
+    for line in run.stdout:
+        lines.append(line.rstrip("\n"))
+        if "ingest: ingesting" in line:
+            time.sleep(0.3)
+            os.killpg(run.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole process group
+    assert run.wait(timeout=120) == -signal.SIGINT, lines  # a shell says 130
+    assert [line for line in lines if line.strip()][1:] == ["interrupted: nothing unfinished looks finished; run the same command again to resume"], lines
+    assert [path.name for path in (tmp_path / "work" / "ingest").iterdir()] == [next((tmp_path / "work" / "ingest").glob(".*.partial")).name]
 
 
 def test_log_level_debug_brings_the_libraries_messages_back(tmp_path):
