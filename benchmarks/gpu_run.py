@@ -13,7 +13,8 @@ that can stop early do so and still write what they have:
  3. export: the checkpoint in float16 without optimizer state, in parts of at most 16 MiB, its
     dictionaries and sentencepiece model into DIR (``models.nmt.export``);
  4. evaluate: EvaluateTranslator (fairseq engine) on newstest2021, the CUNI system beside it;
- 5. speed: ``benchmarks.backtranslate`` on 2,000 newstest2021 sentences, beam 12: fairseq-generate
+ 5. speed: ``benchmarks.backtranslate`` on 2,000 newstest2021 Czech sentences (the cs-en sources and
+    the en-cs references), beam 12: fairseq-generate
     (the baseline), the fairseq engine in process (peak GPU memory), the BackTranslate stage;
  6. backtranslate: ``BackTranslate --model-dir DIR --engine fairseq`` (the route a CPU machine
     takes with DIR) on every Czech sentence of the corpus, or, if the rate measured in step 5
@@ -26,7 +27,7 @@ that can stop early do so and still write what they have:
 DIR receives at most 8 files of at most 16 MiB, 64 MiB in all: report.md (every figure, the
 machine, each step's share and time), ``checkpoint.pt.part-NN``, ``dict.cs.txt``, ``dict.en.txt``,
 ``spm.model`` and ``corpus.parquet``. ``--tiny`` runs every step at toy size (the embedded demo
-corpus, or 2,000 csen-more pairs with ``--data``; the ``tiny`` preset; 50 test sentences) on the
+corpus, or 2,000 csen-more pairs with ``--data``; the ``tiny`` preset; 20 test sentences) on the
 CPU in about two minutes.
 """
 
@@ -79,9 +80,10 @@ class Sizes:
 
 
 REAL = Sizes("fast", 16_000, 16, 2000, GPU_BATCH_TOKENS, GPU_CHUNK_ROWS, {"word_avg": 800, "bilstm_avg": 200, "word_avg-cpu": 80})
-# Toy size: a tiny model trained until it ends its sentences (200 updates), a sample of 100 of
-# the 400 demo sentences back-translated (so the sample path runs too), M = 1 for the encoders.
-TINY = Sizes("tiny", 4000, 2, 20, 0, 4096, {"word_avg": 20, "bilstm_avg": 2, "word_avg-cpu": 20}, 1, 200, 20.0, (100, 100))
+# Toy size: a tiny model trained for 150 updates (fairseq's clock allowed 90 s for them on a busy
+# machine: an untrained model decodes to the length limit, far slower), a sample of 100 of the
+# 400 demo sentences back-translated (so the sample path runs too), M = 1 for the encoders.
+TINY = Sizes("tiny", 4000, 2, 20, 0, 4096, {"word_avg": 20, "bilstm_avg": 2, "word_avg-cpu": 20}, 1, 150, 90.0, (100, 100))
 
 
 class Clock:
@@ -144,32 +146,40 @@ def demo_pairs() -> list[tuple[str, str]]:
 
 
 def prepare_data(data: Path | None, tiny: bool, workdir: Path) -> tuple[str, dict[str, str], str]:
-    """(inputs glob, the evaluation files, a description): csen-more, or at toy size 2,000 of its
-    pairs or, without ``data``, the embedded demo corpus (tested on its own last 50 pairs)."""
+    """(inputs glob, the test files, a description): csen-more, or at toy size 2,000 of its pairs
+    or, without ``data``, the embedded demo corpus (tested on its own last 20 pairs). The test
+    files: EvaluateTranslator's ``source``, ``reference`` and ``baseline``, and ``speed``, the
+    Czech sentences of the speed step (newstest2021's 1,000 cs-en sources and 1,000 Czech
+    references of its en-cs half)."""
     from corpus.csen_more import prepare
 
-    evaluation = workdir / "evaluation"
-    evaluation.mkdir(parents=True, exist_ok=True)
+    tests = workdir / "tests"
+    tests.mkdir(parents=True, exist_ok=True)
+
+    def write(name: str, lines: list[str]) -> str:
+        (tests / name).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        return str(tests / name)
+
     if data is None:
         pairs = demo_pairs()
         test = pairs[-TINY.test_sentences:]
-        for name, column in (("source.cs", 0), ("reference.en", 1)):
-            (evaluation / name).write_text("".join(pair[column] + "\n" for pair in test), encoding="utf-8")
-        files = {"source": str(evaluation / "source.cs"), "reference": str(evaluation / "reference.en"), "baseline": ""}
+        files = {"source": write("source.cs", [cs for cs, _ in test]), "reference": write("reference.en", [en for _, en in test]), "baseline": ""}
+        files["speed"] = files["source"]
         return write_pairs(pairs, workdir / "inputs", "demo"), files, f"the embedded demo corpus ({len(pairs)} pairs; tested on its own last {len(test)})"
     counts = prepare(data, workdir / "csen-more", report=lambda line: None)
     wmt21 = data / "csen" / "wmt21"
-    files = {"source": wmt21 / "newstest2021.cs-en.src.cs", "reference": wmt21 / "newstest2021.cs-en.ref.A.en",
-             "baseline": wmt21 / "newstest2021.cs-en.hyp.CUNI-Transformer2018.en"}
+    count = TINY.test_sentences if tiny else None
+    files = {name: write(path.name, path.read_text(encoding="utf-8").splitlines()[:count]) for name, path in (
+        ("source", wmt21 / "newstest2021.cs-en.src.cs"), ("reference", wmt21 / "newstest2021.cs-en.ref.A.en"),
+        ("baseline", wmt21 / "newstest2021.cs-en.hyp.CUNI-Transformer2018.en"))}
+    en_cs = (wmt21 / "newstest2021.en-cs.ref.A.cs").read_text(encoding="utf-8").splitlines()
+    files["speed"] = write("speed.cs", (Path(files["source"]).read_text(encoding="utf-8").splitlines() + en_cs)[: TINY.test_sentences if tiny else REAL.test_sentences])
     if tiny:
-        for name, path in files.items():
-            files[name] = evaluation / path.name
-            files[name].write_text("".join(path.read_text(encoding="utf-8").splitlines(keepends=True)[: TINY.test_sentences]), encoding="utf-8")
         inputs = write_pairs(sample(read_pairs(str(workdir / "csen-more" / "*.cs")), 2000), workdir / "inputs", "csen-more-sample")
-        return inputs, {k: str(v) for k, v in files.items()}, f"2,000 csen-more pairs (seeded sample of {counts['pairs']:,})"
+        return inputs, files, f"2,000 csen-more pairs (seeded sample of {counts['pairs']:,})"
     description = (f"csen-more: {counts['pairs']:,} pairs ({counts['newstest2021_overlaps']} newstest2021 overlaps and "
                    f"{counts['duplicates']:,} duplicates dropped)")
-    return str(workdir / "csen-more" / "*.cs"), {k: str(v) for k, v in files.items()}, description
+    return str(workdir / "csen-more" / "*.cs"), files, description
 
 
 def data_step(data: Path | None, tiny: bool, workdir: Path) -> tuple[str, dict[str, str], str]:
@@ -230,7 +240,8 @@ def training_summary(task) -> dict:
 def evaluate(inputs: str, out: Path, files: dict[str, str]) -> dict:
     from workflows.nmt import EvaluateTranslator
 
-    task = EvaluateTranslator(inputs=inputs, translator={"model_dir": str(out)}, engine="fairseq", **files)
+    task = EvaluateTranslator(inputs=inputs, translator={"model_dir": str(out)}, engine="fairseq",
+                              **{name: files[name] for name in ("source", "reference", "baseline")})
     build([task])
     return json.loads((task.output_dir / "_SUCCESS").read_text())
 
@@ -364,7 +375,7 @@ def report(out: Path, run: dict, clock: Clock) -> str:
              f"{run['speed_sentences']} test sentences, beam 12, batches of {run['batch_tokens'] or 'the default'} tokens, device {run['device']}:", "",
              speed_table(run["speed"], run["device"]), "",
              f"- the corpus: {bt['translated']:,} of {bt['of']:,} Czech sentences back-translated "
-             f"({'all' if bt['translated'] == bt['of'] else 'a seeded sample: the rest did not fit in the share'}), "
+             f"({'all' if bt['translated'] == bt['of'] else 'a seeded sample: ' + ('toy size' if run['tiny'] else 'the rest did not fit in its share')}), "
              f"BackTranslate {bt['seconds']:.1f} s, {bt['rate']:,.1f} sentences/s (start-up included)", "",
              "## The corpus", "", f"- {run['corpus']['rows']:,} pairs in {', '.join(run['corpus']['files'])}",
              *[f"- pairs per decile of {run['corpus']['scorers'][name]} (0 … 9): "
@@ -407,11 +418,15 @@ def main() -> None:
     sizes = TINY if args.tiny else REAL
     clock = Clock(args.minutes or (2 if args.tiny else 7))
     configure(workdir, sizes)
+    from corpus.errors import InputError
     from models.nmt.devices import resolve_device
     from models.nmt.export import export_model
     from models.nmt.translate import NmtModel
 
-    device = "cpu" if args.tiny else resolve_device("fairseq", "cuda")
+    try:
+        device = "cpu" if args.tiny else resolve_device("fairseq", "cuda")
+    except InputError as error:
+        raise SystemExit(f"gpu_run: {error} (--tiny runs on the CPU)") from None
     run = {"tiny": args.tiny, "gpu": gpu_name(), "preset": sizes.preset, "device": device, "batch_tokens": sizes.batch_tokens,
            "speed_sentences": sizes.test_sentences}
     inputs, test_files, run["data"] = clock.run("data", lambda: data_step(args.data, args.tiny, workdir))
@@ -422,7 +437,7 @@ def main() -> None:
     from workflows.nmt import TrainTranslator
 
     exported = TrainTranslator(inputs=inputs, model_dir=str(out)).output_dir
-    run["speed"] = clock.run("speed", lambda: speed(exported, test_files["source"], sizes, device))
+    run["speed"] = clock.run("speed", lambda: speed(exported, test_files["speed"], sizes, device))
     fit = sentences_that_fit(run["speed"], clock.left("backtranslate"), sizes)
     bt_inputs, translated, of = clock.run("backtranslate", lambda: backtranslate(inputs, out, workdir, fit))
     from workflows.backtranslate import BackTranslate
