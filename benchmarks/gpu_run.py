@@ -27,7 +27,7 @@ that can stop early do so and still write what they have:
 DIR receives at most 8 files of at most 16 MiB, 64 MiB in all: report.md (every figure, the
 machine, each step's share and time), ``checkpoint.pt.part-NN``, ``dict.cs.txt``, ``dict.en.txt``,
 ``spm.model`` and ``corpus.parquet``. ``--tiny`` runs every step at toy size (the embedded demo
-corpus, or 2,000 csen-more pairs with ``--data``; the ``tiny`` preset; 20 test sentences) on the
+corpus, or 2,000 csen-more pairs with ``--data``; the ``tiny`` preset; 10 test sentences) on the
 CPU in about two minutes.
 """
 
@@ -81,9 +81,10 @@ class Sizes:
 
 REAL = Sizes("fast", 16_000, 16, 2000, GPU_BATCH_TOKENS, GPU_CHUNK_ROWS, {"word_avg": 800, "bilstm_avg": 200, "word_avg-cpu": 80})
 # Toy size: a tiny model trained for 150 updates (fairseq's clock allowed 90 s for them on a busy
-# machine: an untrained model decodes to the length limit, far slower), a sample of 100 of the
-# 400 demo sentences back-translated (so the sample path runs too), M = 1 for the encoders.
-TINY = Sizes("tiny", 4000, 2, 20, 0, 4096, {"word_avg": 20, "bilstm_avg": 2, "word_avg-cpu": 20}, 1, 150, 90.0, (100, 100))
+# machine: a model this short-trained still often decodes to the length limit, about a second
+# per sentence at beam 12 on a busy CPU), 10 test sentences, a sample of 50 of the 400 demo
+# sentences back-translated (so the sample path runs too), M = 1 for the encoders.
+TINY = Sizes("tiny", 4000, 2, 10, 0, 4096, {"word_avg": 20, "bilstm_avg": 2, "word_avg-cpu": 20}, 1, 150, 90.0, (50, 50))
 
 
 class Clock:
@@ -147,7 +148,7 @@ def demo_pairs() -> list[tuple[str, str]]:
 
 def prepare_data(data: Path | None, tiny: bool, workdir: Path) -> tuple[str, dict[str, str], str]:
     """(inputs glob, the test files, a description): csen-more, or at toy size 2,000 of its pairs
-    or, without ``data``, the embedded demo corpus (tested on its own last 20 pairs). The test
+    or, without ``data``, the embedded demo corpus (tested on its own last pairs). The test
     files: EvaluateTranslator's ``source``, ``reference`` and ``baseline``, and ``speed``, the
     Czech sentences of the speed step (newstest2021's 1,000 cs-en sources and 1,000 Czech
     references of its en-cs half)."""
