@@ -84,7 +84,7 @@ REAL = Sizes("fast", 16_000, 16, 2000, GPU_BATCH_TOKENS, GPU_CHUNK_ROWS, {"word_
 # machine: a model this short-trained still often decodes to the length limit, about a second
 # per sentence at beam 12 on a busy CPU), 10 test sentences, a sample of 50 of the 400 demo
 # sentences back-translated (so the sample path runs too), M = 1 for the encoders.
-TINY = Sizes("tiny", 4000, 2, 10, 0, 4096, {"word_avg": 20, "bilstm_avg": 2, "word_avg-cpu": 20}, 1, 150, 90.0, (50, 50))
+TINY = Sizes("tiny", 4000, 2, 10, 0, 4096, {"word_avg": 4, "bilstm_avg": 1, "word_avg-cpu": 4}, 1, 150, 90.0, (50, 50))
 
 
 class Clock:
@@ -314,8 +314,8 @@ def write_parquet_parts(dataset_dir: Path, out: Path, stem: str) -> list[Path]:
 
 def encoder_speed(corpus_files: list[Path], workdir: Path, sizes: Sizes, device: str) -> list[list]:
     """Training pairs/s (batch 100, M = 40 as by default; 1 at toy size) of Word Avg 300 and BiLSTM Avg 600 on
-    ``device`` and Word Avg on the CPU, on the corpus's (reference, translation) pairs (generated
-    pairs when it has fewer than 10,000)."""
+    ``device`` and Word Avg on the CPU beside it, on the corpus's (reference, translation) pairs (generated
+    pairs when it has fewer than 10,000: 1,000 on the CPU at toy size)."""
     import pyarrow.parquet as pq
     import torch
 
@@ -325,14 +325,17 @@ def encoder_speed(corpus_files: list[Path], workdir: Path, sizes: Sizes, device:
     if table is not None and table.num_rows >= 10_000:
         pairs, source = (table.column("reference").to_pylist(), table.column("translation").to_pylist()), f"this run's corpus ({table.num_rows:,} pairs)"
     else:
-        pairs, source = generated_pairs(10_000), "generated pairs (10,000; the corpus is smaller)"
+        count = 10_000 if device == "cuda" else 1000
+        pairs, source = generated_pairs(count), f"generated pairs ({count:,}; the corpus is smaller)"
     rows = []
-    for label, model, dim, on in (("Word Avg", "word_avg", 300, device), ("BiLSTM Avg", "bilstm_avg", 600, device), ("Word Avg", "word_avg", 300, "cpu")):
-        steps = sizes.encoder_steps[f"{model}-cpu" if on == "cpu" and device != "cpu" else model]
+    runs = [("Word Avg", "word_avg", 300, device), ("BiLSTM Avg", "bilstm_avg", 600, device)]
+    runs += [("Word Avg", "word_avg-cpu", 300, "cpu")] if device != "cpu" else []
+    for label, name, dim, on in runs:
+        model, steps = name.removesuffix("-cpu"), sizes.encoder_steps[name]
         threads = torch.get_num_threads()
         if on == "cpu":
             torch.set_num_threads(2)
-        _, timed, rate = measure_training(pairs, workdir / f"encoder-{model}-{on}", model, dim, sizes.encoder_megabatch, steps, on)
+        _, timed, rate = measure_training(pairs, workdir / f"encoder-{name}", model, dim, sizes.encoder_megabatch, steps, on)
         torch.set_num_threads(threads)
         rows.append([f"{label} {dim}, M = {sizes.encoder_megabatch}", on + (" (2 threads)" if on == "cpu" else ""), timed, rate, source])
     return rows
