@@ -32,7 +32,14 @@ def slim_checkpoint(checkpoint: str | Path) -> bytes:
     import torch
 
     state = torch.load(checkpoint, map_location="cpu", weights_only=False)
-    state["model"] = {name: value.half() if value.is_floating_point() else value for name, value in state["model"].items()}
+    halves: dict[int, torch.Tensor] = {}  # by storage: tied embeddings stay one tensor, saved once
+
+    def half(value: torch.Tensor) -> torch.Tensor:
+        if not value.is_floating_point():
+            return value
+        return halves.setdefault(value.untyped_storage().data_ptr(), value.half())
+
+    state["model"] = {name: half(value) for name, value in state["model"].items()}
     state["last_optimizer_state"] = None
     buffer = io.BytesIO()
     torch.save(state, buffer)
