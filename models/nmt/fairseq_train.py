@@ -30,7 +30,7 @@ _COMMON = [
 # Architectures. `tiny` trains the embedded demo in minutes on 2 CPU cores (and the tests in
 # seconds); `fast` is the most BLEU in a few minutes of one GPU on ~100k pairs (csen-more: a
 # 256-wide model with a 6-layer encoder and a 3-layer decoder, ~12M weights with a 16k joint
-# vocabulary, so its float16 checkpoint is ~24 MiB and beam search is fast; a high learning rate
+# vocabulary, so its float16 checkpoint is 23 MiB and beam search is fast; a high learning rate
 # after a short warm-up and large batches, since it trains for ~2,000 updates, not 60 epochs);
 # `small` is the usual model for ~100k-pair corpora (csen-more) on one GPU; `base` and
 # `big` are Vaswani et al.'s models for CzEng-sized data. Every preset stops: after its epochs, or

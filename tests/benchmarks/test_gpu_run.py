@@ -68,8 +68,9 @@ def test_the_corpus_reads_with_pandas_and_has_rows_in_deciles(tiny_run):
     assert corpus.translation.str.len().gt(0).all()
 
 
-def test_the_checkpoint_parts_rejoin_to_a_checkpoint_fairseq_loads(tiny_run, tmp_path):
+def test_the_checkpoint_parts_rejoin_to_a_checkpoint_fairseq_loads(tiny_run, tmp_path, monkeypatch):
     out, _ = tiny_run
+    monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")  # as fairseq runs here (fairseq_train.fairseq_env)
     joined = export.join_checkpoint(out, tmp_path / "checkpoint.pt")
     assert joined.read_bytes() == b"".join(part.read_bytes() for part in export.checkpoint_parts(out))
     from fairseq import checkpoint_utils
