@@ -72,9 +72,11 @@ def checkpoint_parts(folder: Path) -> list[Path]:
 
 
 def spm_models(folder: Path) -> tuple[Path, Path]:
-    """The (source, target) sentencepiece models of an exported folder."""
+    """The (source, target) sentencepiece models of an exported folder: one per language where
+    both are there, else the joint one."""
+    source, target = (folder / name for name in SPM_BY_LANGUAGE)
     joint = folder / JOINT_SPM
-    return (joint, joint) if joint.is_file() else tuple(folder / name for name in SPM_BY_LANGUAGE)
+    return (source, target) if source.is_file() and target.is_file() and not joint.is_file() else (joint, joint)
 
 
 def model_files(folder: Path) -> list[Path]:

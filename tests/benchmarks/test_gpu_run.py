@@ -86,15 +86,15 @@ def test_a_cpu_machine_builds_the_corpus_from_the_folder_with_ctranslate2_int8(t
     out, workdir = tiny_run
     (inputs,) = workdir.glob("backtranslate-sample-*/sample.cs")
     build = BuildParaNMT(inputs=str(inputs), model_dir=str(out))
-    luigi.configuration.get_config().set("BackTranslate", "compute_type", "int8")
+    luigi.configuration.get_config().set("BackTranslate", "compute_type", "int8")  # --BackTranslate-compute-type int8
     try:
         assert luigi.build([build], local_scheduler=True, log_level="WARNING")
+        corpus = pd.read_parquet(build.requires().corpus_dir())
     finally:
         luigi.configuration.get_config().remove_option("BackTranslate", "compute_type")
     backtranslate = next(path for path in (luigi_workdir / "backtranslate").iterdir() if path.is_dir() and not path.is_symlink())
     manifest = read_manifest(backtranslate)
     assert manifest["engine"] == "ctranslate2" and manifest["compute_type"] == "int8" and manifest["rows"]["pairs"] == 50
-    corpus = pd.read_parquet(build.requires().corpus_dir())
     assert len(corpus) == 50
     assert read_manifest(TrainTranslator(inputs=str(inputs), model_dir=str(out)).output_dir)["checkpoint_parts"] == 1
 
