@@ -8,7 +8,10 @@ Rows, in one run, beam 12, the same length limit and token budget:
   * CTranslate2: the default engine, the device's default compute type (float32 on CPU,
     float16 on GPU), and int8 (the CPU option);
   * BackTranslate Beam pipeline: the stage end to end on the DirectRunner (worker start-up,
-    model loading in each worker, Parquet output included).
+    model loading in each worker, Parquet output included), with CTranslate2 or the fairseq
+    engine (the GPU engine where CTranslate2 cannot use the GPU).
+A row on a GPU also reports the peak GPU memory of its process (``torch.cuda.max_memory_allocated``;
+none where the model lives in another process: fairseq-generate, a Beam worker).
 Each row runs in a fresh process. Sentences: newstest2021's Czech side when ../shared/data is
 there, else the demo corpus. Models: ``--model`` (a folder with ``nmt.json`` from
 ConvertTranslator; repeat it to measure several, e.g. the csen-more ``small`` model and a
@@ -28,7 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import machine, markdown_table, measure_in_subprocess
+from benchmarks.common import machine, markdown_table, measure_in_subprocess, peak_gpu_mib
 
 PAPER_SENTENCES, PAPER_GPU_HOURS = 51.4e6, 10_000
 WMT21_SOURCE = Path(os.environ.get("PARANMT_SHARED_DATA", "../shared/data")) / "csen" / "wmt21" / "newstest2021.cs-en.src.cs"
@@ -39,6 +42,7 @@ MODES = {
     "ct2": "CTranslate2",
     "ct2-int8": "CTranslate2 int8",
     "beam": "BackTranslate Beam pipeline, CTranslate2",
+    "beam-fairseq": "BackTranslate Beam pipeline, fairseq engine",
 }
 
 
@@ -122,7 +126,7 @@ def run_engine(model, texts, engine, device, compute_type, options, threads) -> 
     return len(texts), sum(h.n_tokens for h in hypotheses if h), seconds
 
 
-def run_beam(model, texts, device, options, workers) -> tuple[int, int, float]:
+def run_beam(model, texts, device, options, workers, engine="ctranslate2") -> tuple[int, int, float]:
     import apache_beam as beam
     import pandas as pd
     import pyarrow as pa
@@ -145,7 +149,7 @@ def run_beam(model, texts, device, options, workers) -> tuple[int, int, float]:
         for shard in range(2 * workers):
             io.write_part(table.filter(pa.array([s == shard for s in shards])), schemas.BITEXT, f"{tmp}/bitext", shard)
         threads = max(1, (os.cpu_count() or 1) // workers) if device == "cpu" else 0
-        spec = TranslatorSpec(model, "ctranslate2", device, "auto", threads, options)
+        spec = TranslatorSpec(model, engine, device, "auto", threads, options)
         started = time.perf_counter()
         with beam.Pipeline(options=pipeline_options("DirectRunner", workers)) as pipeline:
             build_backtranslate(pipeline, pending_shards(io.dataset_files(f"{tmp}/bitext"), f"{tmp}/pairs"), f"{tmp}/pairs", f"{tmp}/rejects", spec)
@@ -163,13 +167,13 @@ def measure(args) -> None:
     options = DecodeOptions(beam_size=args.beam, batch_tokens=args.batch_tokens)
     if args.measure.startswith("generate"):
         result = run_generate(model, texts, args.device, options, 1 if args.measure == "generate-1thread" else 0)
-    elif args.measure == "beam":
-        result = run_beam(model, texts, args.device, options, args.workers)
+    elif args.measure.startswith("beam"):
+        result = run_beam(model, texts, args.device, options, args.workers, "fairseq" if args.measure == "beam-fairseq" else "ctranslate2")
     else:
         engine = "fairseq" if args.measure == "fairseq" else "ctranslate2"
         compute_type = "int8" if args.measure == "ct2-int8" else "auto"
         result = run_engine(model, texts, engine, args.device, compute_type, options, args.threads)
-    print(json.dumps(dict(zip(("sentences", "tokens", "seconds"), result, strict=True))))
+    print(json.dumps({**dict(zip(("sentences", "tokens", "seconds"), result, strict=True)), "peak_gpu_mib": peak_gpu_mib()}))
 
 
 def main() -> None:

@@ -79,6 +79,14 @@ def peak_rss_mib() -> float:
     return max(own, children) / 1024
 
 
+def peak_gpu_mib() -> float | None:
+    """Most GPU memory torch allocated in this process (MiB), None where it used no GPU."""
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_initialized():
+        return None
+    return torch.cuda.max_memory_allocated() / 2**20
+
+
 def semeval_sentences(path: Path) -> list[str]:
     """Both sentences of every line of a SemEval ``STS.input.*.txt`` file."""
     return [s for line in path.read_text(encoding="utf-8").split("\n") if line for s in line.split("\t")[:2]]

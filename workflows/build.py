@@ -21,6 +21,7 @@ class BuildParaNMT(WorkDirectoryTask, luigi.WrapperTask):
     dict_dir = TrainTranslator.dict_dir
     spm_model = TrainTranslator.spm_model
     spm_target_model = TrainTranslator.spm_target_model
+    model_dir = TrainTranslator.model_dir
     engine = luigi.Parameter(default="", description=f"Translation engine {ENGINES}; empty: BackTranslate's configured one.")
     pairs = AssignDeciles.pairs
     pp_vectors = AssignDeciles.pp_vectors
@@ -28,7 +29,7 @@ class BuildParaNMT(WorkDirectoryTask, luigi.WrapperTask):
 
     def requires(self):
         translator_params = without_empty(preset=self.preset, checkpoint=self.checkpoint, dict_dir=self.dict_dir,
-                                   spm_model=self.spm_model, spm_target_model=self.spm_target_model)
+                                          spm_model=self.spm_model, spm_target_model=self.spm_target_model, model_dir=self.model_dir)
         return AssignDeciles(inputs=self.inputs, translator=translator_params, **without_empty(
             engine=self.engine, pairs=self.pairs, pp_vectors=self.pp_vectors, pp_encoder=self.pp_encoder))
 

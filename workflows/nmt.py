@@ -17,7 +17,7 @@ import luigi
 from corpus.errors import InputError
 from corpus.files import write_atomically
 from corpus.outputs import DamagedOutput
-from models.nmt import binarize, convert, evaluate, fairseq_train, spm
+from models.nmt import binarize, convert, evaluate, export, fairseq_train, spm
 from models.nmt.devices import resolve_device
 from models.nmt.translate import ENGINES, DecodeOptions, NmtModel, load_translator
 from workflows.base import StageTask
@@ -111,9 +111,10 @@ class TrainTranslator(UsesGpu, WritesNmtModel):
     dict_dir = AbsolutePath(default="", description="With checkpoint: the folder holding its dict.cs.txt and dict.en.txt.")
     spm_model = AbsolutePath(default="", description="With checkpoint: its sentencepiece model (the source one if not joint).")
     spm_target_model = AbsolutePath(default="", description="With checkpoint: the target sentencepiece model if not joint.")
+    model_dir = AbsolutePath(default="", description="A model folder from `python -m benchmarks gpu_run` (checkpoint in parts, dictionaries, sentencepiece): skip training and use it.")
 
     def requires(self):
-        if self.checkpoint:
+        if self.checkpoint or self.model_dir:
             return []
         return {"bitext": IngestBitext(inputs=self.inputs), "spm": TrainSentencePiece(inputs=self.inputs)}
 
@@ -125,14 +126,28 @@ class TrainTranslator(UsesGpu, WritesNmtModel):
         return "tiny" if not self.inputs else "base"
 
     def input_files(self) -> list[str]:
+        if self.model_dir:
+            try:
+                return [str(path) for path in export.model_files(Path(self.model_dir))]
+            except InputError:
+                return []  # check_inputs reports it, in one line, before any work
         if not self.checkpoint:
             return []
         return [self.checkpoint, *self._given_dicts(), self.spm_model, self.spm_target_model or self.spm_model]
+
+    def check_inputs(self) -> None:
+        if self.model_dir and (self.checkpoint or self.dict_dir or self.spm_model or self.spm_target_model):
+            raise InputError("give --model-dir or --checkpoint/--dict-dir/--spm-model, not both")
+        if self.model_dir:
+            export.model_files(Path(self.model_dir))  # names what the folder lacks
+        super().check_inputs()
 
     def _given_dicts(self) -> list[str]:
         return [os.path.join(self.dict_dir, f"dict.{lang}.txt") for lang in ("cs", "en")]
 
     def build(self, partial_dir: Path) -> dict:
+        if self.model_dir:
+            return self._use_exported(partial_dir)
         if self.checkpoint:
             return self._use_given(partial_dir)
         device = resolve_device("fairseq", self.device)
@@ -178,6 +193,16 @@ class TrainTranslator(UsesGpu, WritesNmtModel):
         ).save(partial_dir)
         self.progress(f"using the given checkpoint {self.checkpoint}", 100)
         return {"given_checkpoint": self.checkpoint}
+
+    def _use_exported(self, partial_dir: Path) -> dict:
+        """The folder's checkpoint rejoined into this stage's output; dictionaries and
+        sentencepiece models read where they are."""
+        folder = Path(self.model_dir)
+        checkpoint = export.join_checkpoint(folder, partial_dir / export.CHECKPOINT)
+        spm_source, spm_target = export.spm_models(folder)
+        NmtModel(checkpoint.name, str(folder), str(spm_source), str(spm_target), *fairseq_train.model_positions(str(checkpoint))).save(partial_dir)
+        self.progress(f"using the model in {folder}", 100)
+        return {"model_dir": str(folder), "checkpoint_parts": len(export.checkpoint_parts(folder))}
 
 
 class ConvertTranslator(WritesNmtModel):

@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
@@ -262,9 +263,13 @@ class FairseqTranslator(Translator):
             self.hub.half()
         self.device, self.compute_type = device, "float16" if half else "float32"
         self.source_dictionary, self.target_dictionary = task.source_dictionary, task.target_dictionary
+        # A model shared by a machine's worker processes (on a GPU) serves each of them from a
+        # thread of its own (Beam's multi_process_shared).
+        self._generating = threading.Lock()
 
     def submit(self, batch, max_len):
-        decoded = self._generate(batch, max_len)
+        with self._generating:  # one generation at a time: the hub's batch size is set per call
+            decoded = self._generate(batch, max_len)
         return lambda: decoded
 
     def _generate(self, batch, max_len):
