@@ -45,6 +45,8 @@ from corpus.transfer import TransferSet
 Embed = Callable[[list[str]], np.ndarray]
 
 C_GRID = tuple(2.0**power for power in range(-2, 5))
+# Tasks smaller than this are fit in this process: starting worker processes costs more than the fits.
+PARALLEL_FROM_ROWS = 1000
 # The paper's Table 8 (Wieting & Gimpel 2018) rows for the models this project trains: MR, CR,
 # SUBJ, MPQA, SST, TREC accuracy, MRPC accuracy and F1, SICK-R Pearson × 100, SICK-E accuracy.
 PAPER_TABLE8 = {
@@ -188,7 +190,7 @@ def evaluate_set(embed: Embed, task: TransferSet, config: TransferConfig = Trans
         outer = [(rows["all"][a], rows["all"][b], None) for a, b in _folds(config.folds, y, relatedness, config.seed)]
     else:
         outer = [(rows["train"], rows["test"], rows.get("dev"))]
-    test_rows, predicted, chosen = _classify(x, y, outer, relatedness, config, parallel)
+    test_rows, predicted, chosen = _classify(x, y, outer, relatedness, config, parallel if len(y) >= PARALLEL_FROM_ROWS else Parallel(n_jobs=1))
     gold = y[test_rows]
     result: dict = {"pearson": _pearson(predicted, gold)} if relatedness else {"accuracy": 100.0 * float(np.mean(predicted == gold))}
     if task.name == "MRPC":
