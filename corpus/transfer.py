@@ -128,11 +128,11 @@ def _first_present(folder: Path, names: tuple[str, ...]) -> Path:
     return present[0]
 
 
-def _parsed(path: Path, parse: Callable[[str], tuple | str], rejects: Counter) -> list:
-    """``parse(line)`` of every line; a line it answers with a string is a reject of that reason.
-    A file with no usable line is damaged (InputError)."""
+def _parsed(path: Path, parse: Callable[[str], tuple | str], rejects: Counter, lines: list[tuple[int, str]] | None = None) -> list:
+    """``parse(line)`` of every line (of ``lines`` when given, else of the file); a line it
+    answers with a string is a reject of that reason. No usable line: a damaged file (InputError)."""
     rows = []
-    for _, line in _read_lines(path, rejects):
+    for _, line in _read_lines(path, rejects) if lines is None else lines:
         row = parse(line)
         if isinstance(row, str):
             rejects[f"{path.name}: {row}"] += 1
@@ -222,16 +222,7 @@ def _table(path: Path, wanted: tuple[str, ...], convert: Callable[[list[str]], t
             return f"{len(fields)} tab-separated fields, need {max(indices) + 1}"
         return convert([fields[i].strip() for i in indices])
 
-    rows = []
-    for _, line in lines[1:]:
-        row = parse(line)
-        if isinstance(row, str):
-            rejects[f"{path.name}: {row}"] += 1
-        else:
-            rows.append(row)
-    if not rows:
-        raise InputError(f"{path}: no usable line ({sum(rejects.values())} rejected), is it the right file?")
-    return rows
+    return _parsed(path, parse, rejects, lines[1:])
 
 
 def _pairs(rows: list[tuple], labels: np.ndarray) -> Labelled:
