@@ -1,4 +1,4 @@
-"""EvaluateTransfer (encoder → the paper's Table 8) and the same for the vector baselines.
+"""EvaluateTransfer: encoder → the paper's Table 8 (the baselines' Table 8: experiments.TransferBaselinesOnTrainData).
 
 ``luigi --module workflows EvaluateTransfer --train-data pairs.tsv --local-scheduler`` trains the
 encoder if needed (TrainEncoder, the parameters of EvaluateSTS), then scores its frozen
