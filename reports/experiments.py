@@ -341,9 +341,34 @@ def megabatch_report(cells: Mapping[str, Mapping[int, Mapping]], negatives: Sequ
 # Tables 7 and 9: models and baselines ------------------------------------------------------
 
 
-def model_table_report(rows: Mapping[str, Mapping], links: dict[str, str] | None = None) -> Report:
+def transfer_section(transfer: Mapping[str, Mapping[str, dict]], paper: Mapping[str, tuple[str, Mapping]]) -> Table:
+    """Table 8: ``transfer[name] = {task: models.transfer result}`` of each row, the paper's row
+    (``paper[name]`` = its name and numbers) under each model the paper has."""
+    from models.transfer import TABLE8_COLUMNS, headline
+
+    def score(result: Mapping | None) -> str | float | None:
+        if result is None:
+            return None
+        return f"{cell(headline(result))}/{cell(result['f1'])}" if "f1" in result else headline(result)
+
+    rows = []
+    for name, results in transfer.items():
+        rows.append([name, *(score(results.get(task)) for task in TABLE8_COLUMNS)])
+        if name in paper:
+            paper_name, numbers = paper[name]
+            rows.append([f"paper: {paper_name}", *("/".join(map(cell, numbers[t])) if isinstance(numbers[t], list | tuple) else numbers[t] for t in TABLE8_COLUMNS)])
+    evaluated_on = {r["evaluated_on"] for results in transfer.values() for t, r in results.items() if t.startswith("SICK")}
+    return Table("Table 8: transfer tasks (logistic regression on the frozen embeddings)", ["model", *TABLE8_COLUMNS], rows,
+                 "Accuracy × 100; MRPC accuracy/F1; SICK-R Pearson × 100 of the predicted relatedness. MR, CR, SUBJ, MPQA: 10-fold "
+                 f"cross-validation; SST-2, TREC, MRPC: the test split; SICK: the {'/'.join(sorted(evaluated_on)) or 'test'} split. "
+                 "The paper's rows: its Table 8 (trained on 5M ParaNMT pairs).")
+
+
+def model_table_report(rows: Mapping[str, Mapping], links: dict[str, str] | None = None, transfer: Mapping[str, Mapping[str, dict]] | None = None,
+                       paper: Mapping[str, tuple[str, Mapping]] | None = None) -> Report:
     """``rows[name] = {"kind": "trained" | "baseline", "dim": d, "sts": ...}`` → Table 7 (per
-    year), Table 9 (STS Benchmark) and a bar plot per year."""
+    year), Table 9 (STS Benchmark) and a bar plot per year; with ``transfer`` (the rows' Table 8
+    results) also :func:`transfer_section`."""
     names = list(rows)
     summaries = [rows[n]["sts"] for n in names]
     extra = _extra_columns(summaries)
@@ -359,6 +384,7 @@ def model_table_report(rows: Mapping[str, Mapping], links: dict[str, str] | None
         Table("Table 9: STS Benchmark Pearson × 100", ["model", *stsb] if stsb else ["model", "STS-B"],
               [[n, *(_get(rows[n]["sts"], c) for c in stsb)] if stsb else [n, None] for n in names],
               "The paper reports STS-B test; where the STS folder holds no test file the dev split is shown and labelled so."),
+        *([transfer_section(transfer, paper or {})] if transfer else []),
     ]
     best = max((n for n in names if not math.isnan(_get(rows[n]["sts"], DEV))), key=lambda n: _get(rows[n]["sts"], DEV), default=None)
     trained = sum(rows[n]["kind"] == "trained" for n in names)
@@ -368,7 +394,8 @@ def model_table_report(rows: Mapping[str, Mapping], links: dict[str, str] | None
         "options and compared with two baselines that need no training: the average of pre-trained word vectors, and SIF "
         "(a weighted average with the common component removed). The paper's Tables 7 (STS by year) and 9 (STS Benchmark)."
     )
-    return Report("Models and baselines (ParaNMT Tables 7 and 9)", summary, about, tables, {"rows": rows, "best_on_dev": best}, links or {})
+    data = {"rows": rows, "best_on_dev": best, **({"transfer": transfer} if transfer else {})}
+    return Report("Models and baselines (ParaNMT Tables 7 and 9)", summary, about, tables, data, links or {})
 
 
 # Tables 2 and 3: data sources --------------------------------------------------------------

@@ -22,9 +22,11 @@ from workflows.experiments import (
     EvaluateBaselinesOnTrainData,
     MegabatchAblation,
     ModelTable,
+    TransferBaselinesOnTrainData,
 )
 from workflows.ingest import IngestBitext
 from workflows.nmt import ConvertTranslator, EvaluateTranslator, TrainSentencePiece, TrainTranslator
+from workflows.transfer import EvaluateTransfer
 
 apply_package_defaults()  # read when a task is made, after this import: luigi.cfg overrides them
 
@@ -39,6 +41,7 @@ __all__ = [
     "EvaluateBaselines",
     "EvaluateBaselinesOnTrainData",
     "EvaluateSTS",
+    "EvaluateTransfer",
     "EvaluateTranslator",
     "ImportParaphrases",
     "IngestBitext",
@@ -51,5 +54,6 @@ __all__ = [
     "TrainOnFiltered",
     "TrainPPModel",
     "TrainSentencePiece",
+    "TransferBaselinesOnTrainData",
     "TrainTranslator",
 ]

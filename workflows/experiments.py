@@ -51,6 +51,7 @@ from workflows.corpus import (
 )
 from workflows.encoders import EvaluateSTS, TrainEncoder, sts_files, sts_root
 from workflows.ingest import demo_corpus
+from workflows.transfer import EvaluateTransfer, load_suite, transfer_files
 
 # What a stage's manifest counts, as (stage, count: a key of its "rows" or of the manifest) →
 # how the report's provenance names it; in pipeline order.
@@ -297,25 +298,33 @@ class VectorBaselines(StageTask):
         raise NotImplementedError
 
     def input_files(self) -> list[str]:
-        return [self.vectors, *([self.word_counts] if self.word_counts else []), *sts_files()]
+        return [self.vectors, *([self.word_counts] if self.word_counts else []), *self.evaluation_files()]
+
+    def evaluation_files(self) -> list[str]:
+        return sts_files()
+
+    def embedders(self) -> dict:
+        """``{name: (embed, dim)}`` of the baselines, SIF fitted on a sample of the training sentences."""
+        from models.baselines import reference_sample, vector_baselines
+        from models.trainer import read_pairs
+
+        pairs = read_pairs(self.training_data(), tuple(self.columns.split(",")))
+        self.reference = reference_sample(*pairs, self.reference_sentences, self.sample_seed)
+        return vector_baselines(self.vectors, self.word_counts, self.reference)
 
     def build(self, partial_dir: Path) -> dict:
         from corpus.sts import sts_suite
-        from models.baselines import reference_sample, vector_baselines
         from models.evaluation import evaluate
-        from models.trainer import read_pairs
 
         datasets, absent = sts_suite(sts_root())
-        pairs = read_pairs(self.training_data(), tuple(self.columns.split(",")))
-        reference = reference_sample(*pairs, self.reference_sentences, self.sample_seed)
         results = {}
-        for name, (embed, dim) in vector_baselines(self.vectors, self.word_counts, reference).items():
+        for name, (embed, dim) in self.embedders().items():
             self.progress(f"evaluating {name} on {len(datasets)} STS datasets")
             report = evaluate(embed, datasets, {"model": name, "vectors": self.vectors, "absent": absent})
             report.dim = dim
             results[name] = report.to_json()
         (partial_dir / "baselines.json").write_text(json.dumps(results, indent=2) + "\n")
-        return {"baselines": sorted(results), "reference_sentences": len(reference), "absent": absent}
+        return {"baselines": sorted(results), "reference_sentences": len(self.reference), "absent": absent}
 
     def reports(self) -> dict:
         return read_json(self.output_dir / "baselines.json")
@@ -341,16 +350,39 @@ class EvaluateBaselinesOnTrainData(VectorBaselines):
         return TrainEncoder(train_data=self.train_data).input_files() + super().input_files()
 
 
+class TransferBaselinesOnTrainData(EvaluateBaselinesOnTrainData):
+    """The vector baselines (SIF fitted on the given pairs' sentences) on the Table 8 tasks:
+    transfer.json, each baseline's results by task."""
+
+    stage = "baselines-transfer"
+
+    def evaluation_files(self) -> list[str]:
+        return transfer_files()
+
+    def build(self, partial_dir: Path) -> dict:
+        from models.transfer import evaluate_transfer
+
+        tasks = load_suite()  # MissingTransferFiles names every absent file
+        results = {name: evaluate_transfer(embed, tasks, progress=self.progress) for name, (embed, _) in self.embedders().items()}
+        (partial_dir / "transfer.json").write_text(json.dumps(results, indent=2) + "\n")
+        return {"baselines": sorted(results), "reference_sentences": len(self.reference)}
+
+    def reports(self) -> dict:
+        return json.loads((self.output_dir / "transfer.json").read_text())
+
+
 @inherits(TrainOnFiltered, EvaluateBaselines)
 class ModelTable(OnTrainData, Experiment):
     """Tables 7 and 9: every --models encoder trained on the same pairs, with SIF and the
     averaged input vectors (--vectors, --word-counts; --without-baselines: none) as rows of
-    the same table: STS per year, the 2012–2016 mean, STS 2017 dev and STS Benchmark."""
+    the same table: STS per year, the 2012–2016 mean, STS 2017 dev and STS Benchmark;
+    with --with-transfer also Table 8 (the transfer tasks, workflows.transfer)."""
 
     stage = "experiments/model-table"
     model = None  # one row per --models entry
     models = luigi.Parameter(default="word_avg,trigram_avg,lstm_avg,trigram_word", description="Comma-separated encoders (rows of the table).")
     without_baselines = luigi.BoolParameter(default=False, description="Leave out the SIF and averaged-vector rows.")
+    with_transfer = luigi.BoolParameter(default=False, description="Also Table 8: every row on the transfer tasks (EvaluateTransfer; needs --train-data).")
 
     def runs(self) -> dict[str, EvaluateSTS]:
         return {m: self.cell(model=m) for m in _model_names(self.models)}
@@ -360,12 +392,35 @@ class ModelTable(OnTrainData, Experiment):
             return None
         return self.clone(EvaluateBaselinesOnTrainData if self.train_data else EvaluateBaselines)
 
+    def transfer_runs(self) -> dict[str, luigi.Task]:
+        """With --with-transfer: Table 8 of every model (EvaluateTransfer) and of the baselines."""
+        if not self.with_transfer:
+            return {}
+        if not self.train_data:
+            raise InputError("ModelTable --with-transfer needs --train-data (Table 8 of encoders trained on a corpus selection is not wired yet)")
+        baselines = {"transfer/baselines": self.clone(TransferBaselinesOnTrainData)} if self.baselines() else {}
+        return {**{f"transfer/{m}": self.clone(EvaluateTransfer, model=m) for m in _model_names(self.models)}, **baselines}
+
     def requires(self):
         self.check_sts()
         absent = [path for path in (self.vectors, self.word_counts) if path and not Path(path).is_file()] if self.baselines() else []
         if absent:
             raise FileNotFoundError(f"baseline file(s) not found: {', '.join(absent)} (--without-baselines leaves them out)")
-        return {**self.runs(), **({"baselines": self.baselines()} if self.baselines() else {})}
+        return {**self.runs(), **({"baselines": self.baselines()} if self.baselines() else {}), **self.transfer_runs()}
+
+    def transfer_results(self) -> tuple[dict, dict]:
+        """(Table 8 results by row name, the paper's row for each trained model it has one for)."""
+        from models.transfer import paper_scores
+
+        transfer, paper = {}, {}
+        for name, task in self.transfer_runs().items():
+            if name == "transfer/baselines":
+                transfer.update(task.reports())
+                continue
+            transfer[task.model] = json.loads((task.output_dir / "report.json").read_text())["tasks"]
+            if found := paper_scores(task.model, self.combine):
+                paper[task.model] = found
+        return transfer, paper
 
     def report(self):
         from models.evaluation import StsReport
@@ -376,7 +431,7 @@ class ModelTable(OnTrainData, Experiment):
             for name, data in self.baselines().reports().items():
                 report = StsReport.from_json(data)
                 rows[name] = {"kind": "baseline", "dim": report.dim, "sts": sts_summary(report)}
-        return model_table_report(rows, self.links())
+        return model_table_report(rows, self.links(), *self.transfer_results())
 
 
 CORPUS_KEYS = frozenset(name for name, _ in AssignDeciles.get_params())
