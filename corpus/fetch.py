@@ -35,7 +35,8 @@ from corpus.errors import InputError
 
 SOURCES = Path(__file__).with_name("fetch_sources.json")
 # The setting of the workflows that reads each kind of data (workflows/encoders.py `[sts] dir`).
-SETTINGS = {"sts": "[sts] dir", "transfer": "[transfer] dir"}
+# What luigi.cfg sets to read a fetched folder (MRPC lies in msrp/ of the transfer folder).
+SETTINGS = {"sts": "[sts] dir = {dir}", "transfer": "[transfer] dir = {dir} and [transfer] mrpc_dir = {dir}/msrp"}
 # Archives are kept here until every file they hold is laid out (a rerun reuses them).
 DOWNLOADS = ".downloads"
 TIMEOUT_S = 60
@@ -46,7 +47,7 @@ CHUNK = 1 << 16
 
 def fetch_hint(kind: str) -> str:
     """How a user gets the `kind` files: the one line an evaluation without its data ends with."""
-    return f"get them with `paranmt-data fetch {kind} --to DIR`, then set {SETTINGS[kind]} = DIR in luigi.cfg"
+    return f"get them with `paranmt-data fetch {kind} --to DIR`, then set {SETTINGS[kind].format(dir='DIR')} in luigi.cfg"
 
 
 @dataclass(frozen=True)
@@ -286,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"paranmt-data {args.command}: interrupted; a rerun resumes", file=sys.stderr)
         return 130
     print(f"{counts['laid_out']} file(s) laid out, {counts['present']} already in place (sha256 checked) in {args.to}; "
-          f"set {SETTINGS[args.kind]} = {args.to.resolve()} in luigi.cfg")
+          f"set {SETTINGS[args.kind].format(dir=args.to.resolve())} in luigi.cfg")
     return 0
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from corpus.errors import InputError
+from corpus.fetch import fetch_hint
 
 # The nine tasks in the paper's Table 8 column order.
 TRANSFER_TASKS = ("MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC", "SICK-R", "SICK-E")
@@ -47,7 +48,7 @@ DECODINGS = ("utf-8", "cp1252", "latin-1")  # tried in order, per line; latin-1 
 def missing_data_message(missing: Iterable[Path]) -> str:
     """The one line said when transfer files are absent (every one named)."""
     listed = ", ".join(str(path) for path in missing)
-    return f"transfer evaluation data missing: {listed} (expected the layouts of docs/README-transfer.md)"
+    return f"transfer evaluation data missing: {listed} ({fetch_hint('transfer')}; the layouts: docs/README-transfer.md)"
 
 
 class MissingTransferFiles(FileNotFoundError, InputError):

@@ -71,6 +71,7 @@ def test_missing_files_are_one_line_naming_each(tmp_path):
         load_transfer_suite(transfer, msrp, sick)
     message = str(raised.value)
     assert "\n" not in message and "mpqa.neg" in message and "msr_paraphrase_test.txt" in message
+    assert "paranmt-data fetch transfer --to DIR" in message  # which command gets the data
     assert isinstance(raised.value, InputError)
 
 
