@@ -174,7 +174,9 @@ def _pass_on_all_but_mistakes(read_end: int, terminal: int) -> None:
 
 
 def _said(block: list[bytes], out) -> None:
-    if block and not worker_mistake(b"".join(block).decode(errors="replace")):
+    """Pass a traceback block on unless it is a user's mistake or a worker's own report of the
+    Ctrl-C that stopped the run (said once, in one line, by workflows.console)."""
+    if block and not (interrupted() or worker_mistake(b"".join(block).decode(errors="replace"))):
         out.write(b"".join(block))
 
 
@@ -248,7 +250,7 @@ class _SilentAfterCtrlC(logging.Filter):
 logging.getLogger("luigi-interface").addFilter(_UsersMistakesInOneLine())
 logging.getLogger("apache_beam.runners.common").addFilter(_UsersMistakesOnceOnly())
 logging.getLogger("apache_beam.runners.portability.local_job_service").addFilter(_UsersMistakesOnceOnly())
-for _logger in ("luigi-interface", "apache_beam.runners.common"):
+for _logger in ("luigi-interface", "apache_beam.runners.common", "apache_beam.runners.portability.local_job_service"):
     logging.getLogger(_logger).addFilter(_SilentAfterCtrlC())
 # A stage's running counts reach the console at most this often (every one reaches Luigi's status).
 PROGRESS_EVERY = 30.0

@@ -94,16 +94,18 @@ def test_a_moved_copied_or_linked_work_directory_rebuilds_nothing_and_prints_whe
         os.rename(moved, demo_dir / "work")
 
 
-def test_ctrl_c_is_one_line_leaves_only_the_partial_output_and_ends_by_sigint(tmp_path):
-    (tmp_path / "w.cs").write_text("".join(f"Věta číslo {n}.\n" for n in range(50_000)))
-    (tmp_path / "w.en").write_text("".join(f"Sentence number {n}.\n" for n in range(50_000)))
-    command = [sys.executable, "-m", "luigi", "--module", "workflows", "IngestBitext", "--inputs", "w.cs", "--paranmt-direct-num-workers", "1", "--local-scheduler"]
+@pytest.mark.parametrize(("workers", "sentences", "wait_s"), [(1, 50_000, 0.3), (2, 200_000, 5.0)])
+def test_ctrl_c_is_one_line_leaves_only_the_partial_output_and_ends_by_sigint(tmp_path, workers, sentences, wait_s):
+    """In process, and with DirectRunner worker processes, which get the Ctrl-C too and report it."""
+    (tmp_path / "w.cs").write_text("".join(f"Věta číslo {n}.\n" for n in range(sentences)))
+    (tmp_path / "w.en").write_text("".join(f"Sentence number {n}.\n" for n in range(sentences)))
+    command = [sys.executable, "-m", "luigi", "--module", "workflows", "IngestBitext", "--inputs", "w.cs", "--paranmt-direct-num-workers", str(workers), "--local-scheduler"]
     run = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     lines = []
     for line in run.stdout:
         lines.append(line.rstrip("\n"))
         if "ingest: ingesting" in line:
-            time.sleep(0.3)
+            time.sleep(wait_s)
             os.killpg(run.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole process group
     assert run.wait(timeout=120) == -signal.SIGINT, lines  # a shell says 130
     assert [line for line in lines if line.strip()][1:] == ["interrupted: nothing unfinished looks finished; run the same command again to resume"], lines
