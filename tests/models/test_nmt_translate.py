@@ -97,6 +97,15 @@ def test_int8_compute_type_translates_too(tiny_nmt, test_sentences):
     assert np.mean([a.text == b.text for a, b in zip(int8, float32, strict=True)]) >= 0.5
 
 
+def test_ctranslate2_scores_do_not_depend_on_the_thread_count(tiny_nmt, test_sentences):
+    """A Dask worker translates on one thread, the DirectRunner on its cores per worker: the same
+    bytes need the same scores. In chunks of 10 sentences, one thread and two gave 12 of 120 scores
+    a unit in the last place apart with oneDNN (CTranslate2's default on AMD CPUs), 20 with MKL's
+    default mode, none with MKL in strict CNR mode (models.nmt.devices.CT2_DETERMINISTIC_CPU)."""
+    one, two = (load_translator(tiny_nmt.model, "ctranslate2", device="cpu", threads=n).translate_many(test_sentences, 10, False) for n in (1, 2))
+    assert [(h.text, h.score) for h in one] == [(h.text, h.score) for h in two]
+
+
 def test_token_batches_respect_the_budget():
     lengths = [1, 2, 2, 3, 5, 9, 30]
     batches = list(token_batches(lengths, budget=10))
