@@ -13,7 +13,13 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
-from test_installed_wheel import assert_demo_built, network_guard, offline, run_luigi_offline
+from test_installed_wheel import (
+    assert_demo_built,
+    network_guard,
+    offline,
+    run_luigi_offline,
+    run_quick_tour,
+)
 
 from corpus.errors import InputError
 from kit.build import (
@@ -73,7 +79,9 @@ def test_a_kit_installs_offline_and_builds_the_demo_from_an_empty_folder(target,
                                env={**environment, "PYTHON": str(target)}, timeout=600)
     assert installed.returncode == 0, installed.stdout + installed.stderr
     assert not network_log.exists(), network_log.read_text()
-    assert_demo_built(*run_luigi_offline(tmp_path / "venv" / "bin" / "python", [guard], folder, "BuildParaNMT"), folder)
+    python = tmp_path / "venv" / "bin" / "python"
+    assert_demo_built(*run_luigi_offline(python, [guard], folder, "BuildParaNMT"), folder)  # the README's main command
+    run_quick_tour(python, folder)
 
 
 def test_install_sh_says_what_is_wrong_in_one_line(tmp_path):

@@ -1,7 +1,7 @@
 """The README stays true: its install commands are CI's, every command it shows parses with the
 real parsers (task names, parameter names and values), and every link in it and in docs/ leads to
 a file and heading that exist. (The quick tour's Python is run on a real demo build in
-tests/test_installed_wheel.py.)"""
+tests/test_kit.py, on the wheel the kit installs.)"""
 
 import re
 import shlex
