@@ -125,22 +125,37 @@ def test_annealed_pools_grow_by_one_every_n_updates_across_epochs():
     assert np.concatenate(plan_pools(batches, 3, 2, 0)[2]).tolist() == [2, 3]  # consecutive, nothing lost
 
 
-@pytest.mark.parametrize(("anneal", "last_checkpoint"), [(0, 6), (2, 4)])  # pools end at 3, 6, 9 … / 1, 2, 4, 7 …
-def test_resume_after_interruption_gives_the_uninterrupted_weights(tmp_path, anneal, last_checkpoint):
-    reference = run_tiny_lstm(tmp_path / "whole", megabatch_anneal=anneal)
+@pytest.mark.parametrize(("anneal", "last_checkpoint", "schedule"), [(0, 6, "constant"), (2, 4, "constant"), (0, 6, "linear")])  # pools end at 3, 6, 9 … / 1, 2, 4, 7 …
+def test_resume_after_interruption_gives_the_uninterrupted_weights(tmp_path, anneal, last_checkpoint, schedule):
+    reference = run_tiny_lstm(tmp_path / "whole", megabatch_anneal=anneal, lr_schedule=schedule)
 
     def crash_at_step_7(step, loss):  # mid-pool: the last checkpoint is the last pool boundary before it
         if step == 7:
             raise Crash
 
-    config = TrainConfig(epochs=2, batch_size=10, megabatch=3, negatives="mix", scramble=0.5, checkpoint_every=1, megabatch_anneal=anneal)
+    config = TrainConfig(epochs=2, batch_size=10, megabatch=3, negatives="mix", scramble=0.5, checkpoint_every=1, megabatch_anneal=anneal, lr_schedule=schedule)
     with pytest.raises(Crash):
         Trainer(paraphrases(80), tmp_path / "cut", small("lstm_avg", dropout=0.2), config).run(on_step=crash_at_step_7)
-    resumed = run_tiny_lstm(tmp_path / "cut", megabatch_anneal=anneal)
+    resumed = run_tiny_lstm(tmp_path / "cut", megabatch_anneal=anneal, lr_schedule=schedule)
     assert resumed.resumed_from == last_checkpoint and resumed.steps == reference.steps == 16
     assert resumed.losses == reference.losses[last_checkpoint:]
     for key, value in weights(tmp_path / "whole").items():
         assert torch.equal(value, weights(tmp_path / "cut")[key]), key
+
+
+def test_linear_schedule_falls_from_lr_to_zero_over_every_epoch_even_when_stopped_early(tmp_path):
+    config = TrainConfig(epochs=2, batch_size=10, megabatch=3, lr=0.01, lr_schedule="linear", max_steps=5)
+    trainer = Trainer(paraphrases(80), tmp_path, small(), config)
+    seen = []
+    original = trainer.optimizer.step
+
+    def record_lr(*args, **kwargs):
+        seen.append(trainer.optimizer.param_groups[0]["lr"])
+        return original(*args, **kwargs)
+
+    trainer.optimizer.step = record_lr
+    trainer.run()
+    assert seen == pytest.approx([0.01 * (1 - step / 16) for step in range(5)])  # 2 epochs of 8 updates, not max_steps
 
 
 def test_max_steps_stops_and_a_rerun_continues(tmp_path):
