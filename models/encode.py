@@ -8,7 +8,8 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +24,18 @@ def default_device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-@torch.no_grad()
+@contextmanager
+def evaluating(encoder: Encoder) -> Iterator[None]:
+    """Without gradient or dropout; the encoder's mode is restored after."""
+    was_training = encoder.training
+    encoder.eval()
+    try:
+        with torch.no_grad():
+            yield
+    finally:
+        encoder.train(was_training)
+
+
 def embed_inputs(encoder: Encoder, inputs: Inputs, batch_size: int) -> torch.Tensor:
     """Embeddings of featurized sentences, in their order, without gradient or dropout.
 
@@ -31,14 +43,12 @@ def embed_inputs(encoder: Encoder, inputs: Inputs, batch_size: int) -> torch.Ten
     for the recurrent and convolutional models), then put back in input order. All batches go
     to the device in one copy.
     """
-    was_training = encoder.training
-    encoder.eval()
     device = next(encoder.parameters()).device
     feature = "tokens" if "tokens" in inputs else next(iter(inputs))
     order = np.argsort(-inputs[feature].lengths, kind="stable")
     batches = on_device([take(inputs, order[i : i + batch_size]) for i in range(0, len(order), batch_size)], device)
-    chunks = [encoder(batch) for batch in batches]
-    encoder.train(was_training)
+    with evaluating(encoder):
+        chunks = [encoder(batch) for batch in batches]
     if not chunks:
         return torch.empty(0, encoder.out_dim, device=device)
     out = torch.empty(len(order), encoder.out_dim, device=device)
@@ -58,8 +68,17 @@ class SentenceEncoder:
 
     def encode(self, sentences: Sequence[str], batch_size: int = 256) -> np.ndarray:
         """float32 array (len(sentences), dim)."""
-        inputs = featurize(self.featurizers, list(sentences))
-        return embed_inputs(self.encoder, inputs, batch_size).float().cpu().numpy()
+        sentences = list(sentences)
+        if self.encoder.length_bound:
+            return embed_inputs(self.encoder, featurize(self.featurizers, sentences), batch_size).float().cpu().numpy()
+        # Averaging models cost the same in any order: each batch is featurized and embedded in
+        # turn, so its arrays stay in the CPU's cache (all at once, they are ~1 KB a sentence).
+        out = np.empty((len(sentences), self.dim), dtype=np.float32)
+        with evaluating(self.encoder):
+            for start in range(0, len(sentences), batch_size):
+                batch = sentences[start : start + batch_size]
+                out[start : start + len(batch)] = self.encoder(featurize(self.featurizers, batch)).float().cpu().numpy()
+        return out
 
     __call__ = encode  # an ``embed`` callable for models.evaluation
 
