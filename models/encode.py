@@ -19,6 +19,12 @@ from models.encoder_io import Featurizers, load_model
 from models.encoders import Encoder, EncoderConfig, Inputs, on_device
 from models.featurizers import SPECIALS, WordFeaturizer, featurize, take
 
+# Averaging models featurize and embed this many sentences at a time, whatever the batch size:
+# an average costs the same in any batch, and this many amortize each call's fixed work (a
+# sentencepiece thread, array set-up) while their arrays (~1 KB a sentence) stay in the CPU's
+# cache; the fastest of 256 to 20,000 for trigram_word on one core (docs/2026-11-26-encoding-speed.md).
+AVERAGING_BATCH = 4096
+
 
 def default_device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
@@ -67,16 +73,16 @@ class SentenceEncoder:
         return self.encoder.out_dim
 
     def encode(self, sentences: Sequence[str], batch_size: int = 256) -> np.ndarray:
-        """float32 array (len(sentences), dim)."""
+        """float32 array (len(sentences), dim); ``batch_size``: sentences per forward pass of the
+        recurrent and convolutional models (averaging models take ``AVERAGING_BATCH``)."""
         sentences = list(sentences)
         if self.encoder.length_bound:
             return embed_inputs(self.encoder, featurize(self.featurizers, sentences), batch_size).float().cpu().numpy()
-        # Averaging models cost the same in any order: each batch is featurized and embedded in
-        # turn, so its arrays stay in the CPU's cache (all at once, they are ~1 KB a sentence).
+        # Averages cost the same in any order: each batch is featurized and embedded in turn.
         out = np.empty((len(sentences), self.dim), dtype=np.float32)
         with evaluating(self.encoder):
-            for start in range(0, len(sentences), batch_size):
-                batch = sentences[start : start + batch_size]
+            for start in range(0, len(sentences), AVERAGING_BATCH):
+                batch = sentences[start : start + AVERAGING_BATCH]
                 out[start : start + len(batch)] = self.encoder(featurize(self.featurizers, batch)).float().cpu().numpy()
         return out
 
