@@ -96,15 +96,16 @@ def sample(pairs_tsv: Path, fit_pairs: int, sentences: int) -> tuple[list[str], 
     return fit, encode
 
 
-def encoders(fit: list[str]) -> dict[str, object]:
-    """The three averaging models over one fit of each featurizer, random weights."""
+def encoders(fit: list[str], spm_vocab_size: int | None = None) -> dict[str, object]:
+    """The three averaging models over one fit of each featurizer (pieces: the default size
+    unless given), random weights."""
     from models.encode import SentenceEncoder
     from models.encoder_io import build_encoder_features
     from models.encoders import EncoderConfig, build_encoder, resolve_embed_dim
     from models.featurizers import PieceFeaturizer, TrigramFeaturizer
 
-    config = EncoderConfig()
-    fitted = {"tokens": PieceFeaturizer.fit_transform(fit, config.spm_vocab_size)[0], "trigrams": TrigramFeaturizer.fit_transform(fit)[0]}
+    pieces = PieceFeaturizer.fit_transform(fit, spm_vocab_size or EncoderConfig().spm_vocab_size)[0]
+    fitted = {"tokens": pieces, "trigrams": TrigramFeaturizer.fit_transform(fit)[0]}
     models = {}
     for label, model in MODELS:
         config = resolve_embed_dim(EncoderConfig(model=model), None)
