@@ -8,7 +8,8 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -18,12 +19,29 @@ from models.encoder_io import Featurizers, load_model
 from models.encoders import Encoder, EncoderConfig, Inputs, on_device
 from models.featurizers import SPECIALS, WordFeaturizer, featurize, take
 
+# Averaging models featurize and embed this many sentences at a time, whatever the batch size:
+# an average costs the same in any batch, and this many amortize each call's fixed work (a
+# sentencepiece thread, array set-up) while their arrays (~1 KB a sentence) stay in the CPU's
+# cache; the fastest of 256 to 20,000 for trigram_word on one core (docs/2026-11-26-encoding-speed.md).
+AVERAGING_BATCH = 4096
+
 
 def default_device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-@torch.no_grad()
+@contextmanager
+def evaluating(encoder: Encoder) -> Iterator[None]:
+    """Without gradient or dropout; the encoder's mode is restored after."""
+    was_training = encoder.training
+    encoder.eval()
+    try:
+        with torch.no_grad():
+            yield
+    finally:
+        encoder.train(was_training)
+
+
 def embed_inputs(encoder: Encoder, inputs: Inputs, batch_size: int) -> torch.Tensor:
     """Embeddings of featurized sentences, in their order, without gradient or dropout.
 
@@ -31,14 +49,12 @@ def embed_inputs(encoder: Encoder, inputs: Inputs, batch_size: int) -> torch.Ten
     for the recurrent and convolutional models), then put back in input order. All batches go
     to the device in one copy.
     """
-    was_training = encoder.training
-    encoder.eval()
     device = next(encoder.parameters()).device
     feature = "tokens" if "tokens" in inputs else next(iter(inputs))
     order = np.argsort(-inputs[feature].lengths, kind="stable")
     batches = on_device([take(inputs, order[i : i + batch_size]) for i in range(0, len(order), batch_size)], device)
-    chunks = [encoder(batch) for batch in batches]
-    encoder.train(was_training)
+    with evaluating(encoder):
+        chunks = [encoder(batch) for batch in batches]
     if not chunks:
         return torch.empty(0, encoder.out_dim, device=device)
     out = torch.empty(len(order), encoder.out_dim, device=device)
@@ -57,9 +73,18 @@ class SentenceEncoder:
         return self.encoder.out_dim
 
     def encode(self, sentences: Sequence[str], batch_size: int = 256) -> np.ndarray:
-        """float32 array (len(sentences), dim)."""
-        inputs = featurize(self.featurizers, list(sentences))
-        return embed_inputs(self.encoder, inputs, batch_size).float().cpu().numpy()
+        """float32 array (len(sentences), dim); ``batch_size``: sentences per forward pass of the
+        recurrent and convolutional models (averaging models take ``AVERAGING_BATCH``)."""
+        sentences = list(sentences)
+        if self.encoder.length_bound:
+            return embed_inputs(self.encoder, featurize(self.featurizers, sentences), batch_size).float().cpu().numpy()
+        # Averages cost the same in any order: each batch is featurized and embedded in turn.
+        out = np.empty((len(sentences), self.dim), dtype=np.float32)
+        with evaluating(self.encoder):
+            for start in range(0, len(sentences), AVERAGING_BATCH):
+                batch = sentences[start : start + AVERAGING_BATCH]
+                out[start : start + len(batch)] = self.encoder(featurize(self.featurizers, batch)).float().cpu().numpy()
+        return out
 
     __call__ = encode  # an ``embed`` callable for models.evaluation
 

@@ -132,6 +132,7 @@ class Component(nn.Module):
     feature = "tokens"
     scrambles = False  # word-order sensitive: the trainer scrambles its inputs
     anchored = False  # compositional weights regularized back to their initial values (λc)
+    length_bound = True  # its cost follows a batch's longest row: batches of similar lengths save work
     out_dim: int
 
     def __init__(self, feature: str):
@@ -144,6 +145,8 @@ class Component(nn.Module):
 
 class BagAverage(Component):
     """Mean of embeddings (Word Avg, Trigram Avg); optional layers on top (projection, DAN)."""
+
+    length_bound = False  # reads the CSR rows as they are, each row on its own
 
     def __init__(self, feature: str, vocab: int, dim: int, dropout: float, layers: list[nn.Module] | None = None, activation: str | None = None):
         super().__init__(feature)
@@ -383,6 +386,10 @@ class Encoder(nn.Module):
     @property
     def scrambles(self) -> bool:
         return any(c.scrambles for c in self.components)
+
+    @property
+    def length_bound(self) -> bool:
+        return any(c.length_bound for c in self.components)
 
     def forward(self, inputs: Inputs | DeviceInputs) -> Tensor:
         """One vector per sentence of ``inputs``: featurized rows, or rows already on the

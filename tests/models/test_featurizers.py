@@ -1,9 +1,12 @@
 """Featurizers: CSR id rows, vocabularies, words / character trigrams / sentencepiece."""
 
 from collections import Counter
+from itertools import chain
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from corpus.text import english_tokens
 from models.featurizers import (
@@ -14,8 +17,66 @@ from models.featurizers import (
     TrigramFeaturizer,
     Vocabulary,
     WordFeaturizer,
-    char_trigrams,
 )
+
+
+def reference_trigrams(sentence: str) -> list[str]:
+    """The definition, one sentence at a time: every 3-character window of the sentence
+    lowercased, whitespace runs collapsed to one space, padded with a space on each side."""
+    text = " " + " ".join(sentence.lower().split()) + " "
+    return [text[i : i + 3] for i in range(len(text) - 2)]
+
+
+def reference_vocabulary(sentences: list[str], min_count: int, max_size: int | None, extra: list[str]) -> list[str]:
+    """Symbols in id order: the specials, trigrams seen min_count times, most frequent first,
+    ties by symbol, the first max_size of them, then the extra symbols not already in."""
+    counts = Counter(chain.from_iterable(map(reference_trigrams, sentences)))
+    ranked = sorted((t for t, c in counts.items() if c >= min_count), key=lambda t: (-counts[t], t))[:max_size]
+    specials = ["<pad>", "<unk>"]
+    return [*specials, *ranked, *[s for s in dict.fromkeys(extra) if s not in ranked + specials]]
+
+
+def reference_rows(symbols: list[str], sentences: list[str]) -> list[list[int]]:
+    index = {symbol: i for i, symbol in enumerate(symbols)}
+    return [[index.get(t, UNK) for t in reference_trigrams(s)] or [UNK] for s in sentences]
+
+
+def rows_of(ragged: Ragged) -> list[list[int]]:
+    return [ragged.row(i).tolist() for i in range(len(ragged))]
+
+
+# Real-looking text and its hard cases: capitals whose lowercase is longer (İ) or depends on
+# the context (final Σ), combining marks, characters beyond the BMP (an emoji, a math letter
+# without case), a lone surrogate, every kind of whitespace Python splits on (tab, newline,
+# no-break space, the ASCII separators, NEL, the line separator), runs of them.
+PIECES = ["the", "Cat", "SAT", "on", "mat", ".", ",", "İstanbul", "ΟΔΟΣ", "Σ", "e\u0301", "naïve", "Straße",
+          "😀", "𝔘x", "\ud800", "é", "ß", " ", "  ", "\t", "\n", "\xa0", "\x1c", "\x85", "\u2028", "\u3000"]
+SENTENCES = st.lists(st.lists(st.sampled_from(PIECES), max_size=12).map("".join), max_size=8)
+
+
+@settings(max_examples=150, deadline=None)
+@given(fitted=SENTENCES, featurized=SENTENCES, min_count=st.integers(1, 3), max_size=st.sampled_from([None, 1, 5, 40]),
+       extra=st.lists(st.sampled_from(["xyz", " ca", "the", "<unk>", "zz"]), max_size=3))
+def test_trigram_ids_are_the_definitions(fitted, featurized, min_count, max_size, extra):
+    """Fitted on some sentences, featurizing those and others (trigrams missing from the
+    vocabulary, empty and whitespace-only sentences, trigrams at a sentence's edges)."""
+    trigrams, rows = TrigramFeaturizer.fit_transform(fitted, min_count, max_size, extra)
+    symbols = reference_vocabulary(fitted, min_count, max_size, extra)
+    assert trigrams.vocabulary.symbols == symbols
+    assert rows_of(rows) == reference_rows(symbols, fitted)
+    assert rows_of(trigrams.featurize(featurized)) == reference_rows(symbols, featurized)
+
+
+def test_trigrams_of_a_saved_vocabulary_across_sentence_ends(tmp_path):
+    sentences = ["Ab  c", "", "c\tAB", " \n ", "😀b"]
+    TrigramFeaturizer.fit_transform(sentences)[0].save(tmp_path)
+    loaded = TrigramFeaturizer.load(tmp_path)
+    assert loaded.vocabulary.symbols[2:6] == [" ab", " c ", "ab ", " 😀b"]  # 2, 2, 2, 1 times; ties by symbol
+    index = loaded.vocabulary.index
+    rows = rows_of(loaded.featurize(sentences))
+    assert rows[0] == [index[" ab"], index["ab "], index["b c"], index[" c "]] and rows[1] == rows[3] == [UNK]
+    # no window across two sentences: "c " + " a" would make "c  " or " ab" twice
+    assert len(rows[2]) == len("c ab") and rows_of(loaded.featurize(["ca", "b"])) == [[UNK, UNK], [UNK]]
 
 
 def test_ragged_take_and_lengths():
@@ -33,11 +94,6 @@ def test_shuffled_rows_permutes_only_the_chosen_rows():
         assert sorted(shuffled.row(i)) == sorted(rows.row(i))
         assert list(shuffled.row(i)) != list(rows.row(i))  # 20! orders: a fixed point is impossible in practice
     assert list(rows.row(0)) == list(range(10, 30))  # the original is untouched
-
-
-def test_char_trigrams_pad_lowercase_and_collapse_spaces():
-    assert char_trigrams("Ab  c") == [" ab", "ab ", "b c", " c "]
-    assert char_trigrams("") == []
 
 
 def test_vocabulary_order_min_count_max_size_extra_and_round_trip(tmp_path):
@@ -84,6 +140,8 @@ def test_sentencepiece_uses_pad_0_unk_1_and_round_trips(tmp_path):
     assert pieces.processor.id_to_piece(PAD) == "<pad>" and pieces.processor.id_to_piece(UNK) == "<unk>"
     assert PAD not in rows.values and len(rows) == len(corpus)
     assert pieces.featurize([""]).row(0).tolist() == [UNK]
+    texts = ["THE cat\tsat", "", "   ", "the dog 😀 sat", "mat İ"]
+    assert rows_of(pieces.featurize(texts)) == [pieces.processor.encode(s.lower()) or [UNK] for s in texts]
     assert pieces.featurize(["THE CAT"]).values.tolist() == pieces.featurize(["the cat"]).values.tolist()
     pieces.save(tmp_path)
     assert PieceFeaturizer.load(tmp_path).featurize(corpus[:5]).values.tolist() == rows.take(np.arange(5)).values.tolist()
@@ -93,3 +151,8 @@ def test_sentencepiece_uses_pad_0_unk_1_and_round_trips(tmp_path):
 def test_from_rows_offsets(rows):
     ragged = Ragged.from_rows(rows)
     assert ragged.offsets[0] == 0 and ragged.lengths.tolist() == [len(r) for r in rows]
+
+
+def test_from_lengths_gives_empty_rows_an_unk():
+    ragged = Ragged.from_lengths(np.array([5, 6, 7, 8]), np.array([0, 2, 0, 0, 2, 0]))
+    assert rows_of(ragged) == [[UNK], [5, 6], [UNK], [UNK], [7, 8], [UNK]] and ragged.values.dtype == np.int64
