@@ -31,6 +31,10 @@ INSTALL_SCRIPT = Path(__file__).with_name("install.sh")
 # pure-Python ones here into a wheel that any target installs; more than this many is a mistake.
 NO_WHEEL = re.compile(r"No matching distribution found for (\S+)")
 MOST_BUILT_HERE = 8
+# Where those pure-Python wheels are kept between kits ($XDG_CACHE_HOME, as pip's cache): pip
+# names one such requirement per failed resolution, each a resolution of its own (langid and
+# antlr4-python3-runtime: three in all, ~30 s each here), so a later kit resolves once.
+BUILT_WHEELS = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "paranmt-kit" / "wheels"
 
 
 @dataclass(frozen=True)
@@ -144,7 +148,6 @@ def _fill(kit: Kit, source: Path, target: Target, have: dict[str, Version | None
           build_here: bool) -> Kit:
     out = kit.folder
     with tempfile.TemporaryDirectory(prefix="paranmt-kit-") as scratch:
-        stage = Path(scratch) / "stage"
         _pip("building the package's wheel", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(source))
         wheel = next(out.glob(f"{PACKAGE}-*.whl"))
         roots = package_requirements(wheel, target, extras)
@@ -152,7 +155,7 @@ def _fill(kit: Kit, source: Path, target: Target, have: dict[str, Version | None
             raise InputError(f"--without {','.join(missing)}: {PACKAGE} does not need it")
         roots = [requirement for requirement in roots if canonicalize_name(requirement.name) not in without]
         built_on_target = _installed_here(BUILT_ON_TARGET, roots, target)
-        report = _resolve(roots, built_on_target, target, stage, Path(scratch))
+        report = _resolve(roots, built_on_target, target, BUILT_WHEELS, Path(scratch))
         report[BUILT_ON_TARGET] = built_on_target
         kit.pinned_here = carried_despite_have(roots, have)
         have = {name: version for name, version in have.items() if name not in kit.pinned_here}
@@ -161,7 +164,7 @@ def _fill(kit: Kit, source: Path, target: Target, have: dict[str, Version | None
         downloads = {name: entry.version for name, entry in needed.items() if name not in have and name != BUILT_ON_TARGET}
         kit.carried = {name: f"{entry.version} (for {', '.join(sorted(entry.needed_by))})" for name, entry in needed.items() if name not in have}
         if downloads:
-            _pip("downloading the wheels", "download", "--no-deps", "-q", "-d", str(out), "--find-links", str(stage), *target.pip_options(),
+            _pip("downloading the wheels", "download", "--no-deps", "-q", "-d", str(out), "--find-links", str(BUILT_WHEELS), *target.pip_options(),
                  *(f"{name}=={version}" for name, version in sorted(downloads.items())))
         fairseq = f"{BUILT_ON_TARGET}=={built_on_target['metadata']['version']}"
         if build_here:
@@ -218,11 +221,11 @@ def _installed_here(name: str, roots: list[Requirement], target: Target) -> dict
 def _resolve(roots: list[Requirement], built_on_target: dict, target: Target, stage: Path, scratch: Path) -> dict[str, dict]:
     """pip's resolution for the target (its report, by name), with the sdist built on the target
     replaced by its requirements, and pure-Python distributions that publish only sdists built
-    into wheels here first (in `stage`)."""
+    into wheels here first (kept in `stage`)."""
     wanted = [str(requirement) for requirement in roots if canonicalize_name(requirement.name) != BUILT_ON_TARGET]
     wanted += built_on_target["metadata"]["requires_dist"]
     (scratch / "requirements.txt").write_text("\n".join(wanted) + "\n")
-    stage.mkdir()
+    stage.mkdir(parents=True, exist_ok=True)
     for _ in range(MOST_BUILT_HERE + 1):
         done = _run_pip("install", "--dry-run", "--ignore-installed", "-q", "--report", str(scratch / "report.json"), "--target", str(scratch / "unused"),
                         "--find-links", str(stage), *target.pip_options(), "-r", str(scratch / "requirements.txt"))
@@ -231,18 +234,28 @@ def _resolve(roots: list[Requirement], built_on_target: dict, target: Target, st
             return {canonicalize_name(item["metadata"]["name"]): item for item in report["install"]}
         if not (no_wheel := NO_WHEEL.search(done.stderr)):
             raise InputError(f"resolving the dependencies for Python {target.python} on {target.platform}: {_pip_error(done)}")
-        _build_pure_wheel(no_wheel[1], stage, target)
+        _build_pure_wheel(no_wheel[1], stage, target, scratch / "built")
     raise InputError(f"more than {MOST_BUILT_HERE} dependencies publish no wheel for Python {target.python} on {target.platform}")
 
 
-def _build_pure_wheel(requirement: str, stage: Path, target: Target) -> None:
-    name = canonicalize_name(Requirement(requirement).name)
-    if any(canonicalize_name(path.name.split("-")[0]) == name for path in stage.iterdir()):
+def _build_pure_wheel(requirement: str, stage: Path, target: Target, scratch: Path) -> None:
+    """The wheel of ``requirement``, built in ``scratch`` and kept in ``stage`` if it is pure Python."""
+    if wheels_for(requirement, stage):  # pip had it and still found nothing
         raise InputError(f"{requirement}: no wheel for Python {target.python} on {target.platform}")
-    _pip(f"{requirement} publishes no wheel for Python {target.python} on {target.platform}; building it", "wheel", "--no-deps", "-q", "-w", str(stage), requirement)
-    built = next(path for path in stage.iterdir() if canonicalize_name(path.name.split("-")[0]) == name)
+    _pip(f"{requirement} publishes no wheel for Python {target.python} on {target.platform}; building it", "wheel", "--no-deps", "-q", "-w", str(scratch), requirement)
+    [built] = wheels_for(requirement, scratch)
     if not built.name.endswith("-none-any.whl"):
         raise InputError(f"{requirement}: no wheel for Python {target.python} on {target.platform}, and it has compiled code ({built.name})")
+    partial = stage / f".{built.name}.partial"  # whole or not at all, for kits built at the same time
+    shutil.copyfile(built, partial)
+    os.replace(partial, stage / built.name)
+
+
+def wheels_for(requirement: str, folder: Path) -> list[Path]:
+    """The wheels in ``folder`` that satisfy ``requirement``."""
+    wanted = Requirement(requirement)
+    return [path for path in folder.glob("*.whl") if canonicalize_name(path.name.split("-")[0]) == canonicalize_name(wanted.name)
+            and wanted.specifier.contains(_wheel_version(path), prereleases=True)]
 
 
 @dataclass

@@ -31,6 +31,7 @@ from kit.build import (
     package_requirements,
     parse_have,
     parse_names,
+    wheels_for,
 )
 from kit.cli import main
 
@@ -189,3 +190,10 @@ def test_a_requirement_the_package_lacks_cannot_be_left_out_and_the_folder_is_no
     assert main(["--without", "no-such-dist", "--out", str(tmp_path / "kit")]) == 2
     assert capsys.readouterr().err == "paranmt-kit: error: --without no-such-dist: paranmt does not need it\n"
     assert not (tmp_path / "kit").exists()
+
+
+def test_a_kept_wheel_serves_the_requirements_its_version_meets(tmp_path):
+    for name in ["antlr4_python3_runtime-4.9.3-py3-none-any.whl", "antlr4_python3_runtime-4.11.1-py3-none-any.whl", "langid-1.1.6-py3-none-any.whl"]:
+        (tmp_path / name).write_bytes(b"")
+    assert [path.name for path in wheels_for("antlr4-python3-runtime==4.9.*", tmp_path)] == ["antlr4_python3_runtime-4.9.3-py3-none-any.whl"]
+    assert wheels_for("langid>1.1.6", tmp_path) == [] and len(wheels_for("Langid", tmp_path)) == 1

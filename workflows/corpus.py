@@ -243,9 +243,11 @@ class AssignDeciles(StageTask):
     examples = count_parameter(default=3, minimum=0, description="Example pairs shown per decile in the summary.")
 
     def requires(self):
-        """The scores, and the pairs they are joined to (so a damaged pairs output is rebuilt too)."""
+        """The scores, and the pairs they are joined to (so a damaged pairs output is rebuilt too).
+        The scores' own requirements are asked for here, so a mistake in their parameters (two PP
+        models) stops the run before any stage upstream of them is built."""
         score = self.clone(ScorePairs)
-        return {"scored": score, **({"pairs": pairs} if (pairs := score.pairs_task()) else {})}
+        return {"scored": score, **({"pairs": pairs} if (pairs := score.requires().get("pairs")) else {})}
 
     def corpus_dir(self, root: Path | None = None) -> Path:
         return (root or self.output_dir) / "corpus"

@@ -56,14 +56,14 @@ def test_the_folder_that_comes_back_keeps_the_limits_and_the_report_has_every_se
     assert positions == sorted(positions)
     for step in SHARES:
         assert re.search(rf"^\| {step} +\|", report, re.MULTILINE), step
-    assert "50 of 400 Czech sentences back-translated (a seeded sample: toy size)" in report
+    assert "20 of 400 Czech sentences back-translated (a seeded sample: toy size)" in report
     assert "fairseq-generate (baseline)" in report and "BackTranslate Beam pipeline, fairseq engine" in report
 
 
 def test_the_corpus_reads_with_pandas_and_has_rows_in_deciles(tiny_run):
     out, _ = tiny_run
     corpus = pd.read_parquet(out / "corpus.parquet")
-    assert len(corpus) == 50 and corpus.id.is_unique
+    assert len(corpus) == 20 and corpus.id.is_unique
     assert set(corpus.decile_pp.astype(int)) == set(range(10))
     assert corpus.translation.str.len().gt(0).all()
 
@@ -94,8 +94,8 @@ def test_a_cpu_machine_builds_the_corpus_from_the_folder_with_ctranslate2_int8(t
         luigi.configuration.get_config().remove_option("BackTranslate", "compute_type")
     backtranslate = next(path for path in (luigi_workdir / "backtranslate").iterdir() if path.is_dir() and not path.is_symlink())
     manifest = read_manifest(backtranslate)
-    assert manifest["engine"] == "ctranslate2" and manifest["compute_type"] == "int8" and manifest["rows"]["pairs"] == 50
-    assert len(corpus) == 50
+    assert manifest["engine"] == "ctranslate2" and manifest["compute_type"] == "int8" and manifest["rows"]["pairs"] == 20
+    assert len(corpus) == 20
     assert read_manifest(TrainTranslator(inputs=str(inputs), model_dir=str(out)).output_dir)["checkpoint_parts"] == 1
 
 
@@ -113,7 +113,7 @@ def test_the_back_translation_takes_what_fits_in_its_share():
     # 1,000 sentences/s after 10 s of the stage's fixed cost, 90 % of the rest of the share:
     assert sentences_that_fit(rates, 110.0, real) == 90_000
     assert sentences_that_fit(rates, 5.0, real) == 2000  # late: the test sentences' worth still
-    assert sentences_that_fit(rates, 110.0, TINY) == 50
+    assert sentences_that_fit(rates, 110.0, TINY) == 20
 
 
 def test_the_clock_gives_each_step_the_end_of_its_share_and_those_before_it():

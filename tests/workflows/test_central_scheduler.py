@@ -1,6 +1,7 @@
 """Builds through Luigi's central scheduler, a real ``luigid`` on 127.0.0.1 with task history in
-SQLite: one build; two at once on one work directory (the second waits, both exit 0, each output
-built once); two at once on two work directories (each its own tasks, both complete)."""
+SQLite: two at once on one work directory (the second waits, both exit 0, each output built
+once); two at once on two work directories, one with two workers (each its own tasks, both
+complete, both in the task history)."""
 
 import json
 import os
@@ -21,7 +22,7 @@ from test_backtranslate_flow import czeng_file, given
 
 import workflows
 from workflows import BuildParaNMT, IngestBitext
-from workflows.central_scheduler import WorkDirectoryTask
+from workflows.central_scheduler import WorkDirectoryTask, work_directory_digest
 
 REPO = Path(__file__).resolve().parents[2]
 STAGES = ("ingest", "nmt-train", "nmt-ct2", "backtranslate", "pp_train", "pp_model", "score", "corpus")
@@ -107,17 +108,6 @@ def assert_complete(workdir: Path) -> None:
         assert len(outputs) == 1 and (workdir / stage / "latest" / "_SUCCESS").exists(), (stage, outputs)
 
 
-def test_one_build_with_two_workers_is_recorded_in_the_task_history(luigid, build_options, tmp_path):
-    [output] = finished(start_build(luigid["port"], tmp_path / "work", build_options, workers=2))
-    assert_complete(tmp_path / "work")
-    assert sorted(set(built_stages(output))) == sorted(STAGES)
-    assert answers(luigid["port"])
-    with sqlite3.connect(luigid["history"]) as history:
-        done = {name for (name,) in history.execute(
-            "select distinct tasks.name from tasks join task_events on task_events.task_id = tasks.id where event_name = 'DONE'")}
-    assert {"BuildParaNMT", "IngestBitext", "BackTranslate", "AssignDeciles"} <= done
-
-
 def test_a_second_build_on_one_work_directory_waits_for_the_first_and_both_exit_0(luigid, build_options, tmp_path):
     first = start_build(luigid["port"], tmp_path / "work", build_options)
     time.sleep(5)  # the first is building when the second asks for the same tasks
@@ -129,12 +119,21 @@ def test_a_second_build_on_one_work_directory_waits_for_the_first_and_both_exit_
     assert result(outputs[0]) == result(outputs[1])
 
 
-def test_builds_on_two_work_directories_at_once_each_build_everything(luigid, build_options, tmp_path):
+def test_builds_on_two_work_directories_at_once_each_build_everything_and_are_recorded_in_the_task_history(luigid, build_options, tmp_path):
+    """One build with one worker, the other with two."""
     workdirs = [tmp_path / "a", tmp_path / "b"]
-    outputs = finished(*(start_build(luigid["port"], workdir, build_options) for workdir in workdirs))
+    outputs = finished(*(start_build(luigid["port"], workdir, build_options, workers) for workdir, workers in zip(workdirs, (1, 2), strict=True)))
     for workdir, output in zip(workdirs, outputs, strict=True):
         assert_complete(workdir)
-        assert built_stages(output) == sorted(STAGES)
+        assert sorted(set(built_stages(output))) == sorted(STAGES)
+    assert built_stages(outputs[0]) == sorted(STAGES)  # each stage once
+    assert answers(luigid["port"])
+    done = {work_directory_digest(str(workdir)): set() for workdir in workdirs}  # a task's id ends with its work directory's
+    with sqlite3.connect(luigid["history"]) as history:
+        for name, task_id in history.execute("select distinct tasks.name, tasks.task_id from tasks join task_events "
+                                             "on task_events.task_id = tasks.id where event_name = 'DONE'"):
+            done[task_id.rsplit("_", 1)[1]].add(name)
+    assert all({"BuildParaNMT", "IngestBitext", "BackTranslate", "AssignDeciles"} <= names for names in done.values()), done
     # outputs are relocatable: the same folder names and bytes in both work directories
     for stage in STAGES:
         assert (workdirs[0] / stage / "latest").readlink() == (workdirs[1] / stage / "latest").readlink()

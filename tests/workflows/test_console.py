@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -34,16 +35,41 @@ def assert_each_line_once(lines: list[str]) -> None:
     assert not repeated, repeated
 
 
+def luigi_at_once(cwd: Path, commands: list[list[str]]) -> list[list[str]]:
+    """Each command's printed lines, the commands run at the same time (as two users may)."""
+    with ThreadPoolExecutor(len(commands)) as pool:
+        return [printed_lines(done) for done in pool.map(lambda command: luigi_command(cwd, *command), commands)]
+
+
+def train_on_filtered(demo_dir: Path) -> list[str]:
+    """TrainOnFiltered on the demo corpus's top decile, a tiny Word Avg (STS files made here)."""
+    return ["TrainOnFiltered", "--decile", "9", "--sts-dir", str(demo_dir / "sts"),
+            *(f"--{name.replace('_', '-')}={value}" for name, value in TINY.items())]
+
+
 @pytest.fixture(scope="module")
 def demo_dir(tmp_path_factory) -> Path:
     """A fresh directory with the repository's luigi.cfg, as the README's first command has."""
     folder = tmp_path_factory.mktemp("demo")
     shutil.copy(REPO / "luigi.cfg", folder)
+    fill_sts(folder / "sts")
     return folder
 
 
-def test_the_demo_prints_each_event_once_on_one_screen_and_ends_with_the_corpus(demo_dir):
-    lines = printed_lines(luigi_command(demo_dir, "BuildParaNMT"))
+@pytest.fixture(scope="module")
+def demo_build(demo_dir) -> list[str]:
+    """What the README's demo command printed in ``demo_dir`` (built once for this module)."""
+    return printed_lines(luigi_command(demo_dir, "BuildParaNMT"))
+
+
+@pytest.fixture(scope="module")
+def trained_on_filtered(demo_build, demo_dir) -> list[str]:
+    """What TrainOnFiltered printed after the demo build, in ``demo_dir``."""
+    return printed_lines(luigi_command(demo_dir, *train_on_filtered(demo_dir)))
+
+
+def test_the_demo_prints_each_event_once_on_one_screen_and_ends_with_the_corpus(demo_dir, demo_build):
+    lines = demo_build
     assert_each_line_once(lines)
     assert len(lines) <= SCREEN, "\n".join(lines)
     assert not [line for line in lines if "apache_beam" in line or "luigi-interface" in line or "apitools" in line]
@@ -53,10 +79,8 @@ def test_the_demo_prints_each_event_once_on_one_screen_and_ends_with_the_corpus(
     assert summary[-1].startswith("  pairs per decile of")  # the result is the last thing printed
 
 
-def test_train_on_filtered_ends_with_the_sts_table_and_the_dev_score_per_epoch(demo_dir):
-    fill_sts(demo_dir / "sts")
-    options = [f"--{name.replace('_', '-')}={value}" for name, value in TINY.items()]
-    lines = printed_lines(luigi_command(demo_dir, "TrainOnFiltered", "--decile", "9", "--sts-dir", str(demo_dir / "sts"), *options))
+def test_train_on_filtered_ends_with_the_sts_table_and_the_dev_score_per_epoch(trained_on_filtered):
+    lines = trained_on_filtered
     assert_each_line_once(lines)
     assert len(lines) <= SCREEN, "\n".join(lines)
     table = next(i for i, line in enumerate(lines) if line.startswith("| model"))
@@ -64,23 +88,24 @@ def test_train_on_filtered_ends_with_the_sts_table_and_the_dev_score_per_epoch(d
     assert lines[-1].startswith("dev score (") and "per epoch: epoch 1 " in lines[-1] and ", epoch 2 " in lines[-1]
 
 
-def test_a_moved_copied_or_linked_work_directory_rebuilds_nothing_and_prints_where_it_is_now(demo_dir, tmp_path):
-    fill_sts(demo_dir / "sts")
-    commands = {"corpus": ["BuildParaNMT"], "encoder": ["TrainOnFiltered", "--decile", "9", "--sts-dir", str(demo_dir / "sts"),
-                                                         *(f"--{name.replace('_', '-')}={value}" for name, value in TINY.items())]}
-    for command in commands.values():  # built by the tests above, or here when this one runs alone
-        printed_lines(luigi_command(demo_dir, *command))
+def test_a_moved_copied_or_linked_work_directory_rebuilds_nothing_and_prints_where_it_is_now(demo_dir, trained_on_filtered, tmp_path):
+    """Both commands in each of the three places, all six at once (a run that finds its stages
+    complete only reads them)."""
+    commands = {"corpus": ["BuildParaNMT"], "encoder": train_on_filtered(demo_dir)}
     copied, moved, linked = tmp_path / "copy" / "work", tmp_path / "elsewhere" / "work", tmp_path / "linked"
     shutil.copytree(demo_dir / "work", copied, symlinks=True)
     moved.parent.mkdir()
     os.rename(demo_dir / "work", moved)
     linked.symlink_to(moved.parent)
     try:
-        for workdir in (moved, copied, linked / "work"):
-            manifests = {path: path.stat().st_mtime_ns for path in workdir.rglob("_SUCCESS")}
-            printed = {name: printed_lines(luigi_command(demo_dir, *command, "--paranmt-workdir", str(workdir))) for name, command in commands.items()}
+        workdirs = (moved, copied, linked / "work")
+        manifests = {workdir: {path: path.stat().st_mtime_ns for path in workdir.rglob("_SUCCESS")} for workdir in workdirs}
+        runs = [(workdir, name, [*command, "--paranmt-workdir", str(workdir)]) for workdir in workdirs for name, command in commands.items()]
+        printed_by_run = luigi_at_once(demo_dir, [command for _, _, command in runs])
+        for workdir in workdirs:
+            printed = {name: lines for (where, name, _), lines in zip(runs, printed_by_run, strict=True) if where == workdir}
             assert not [line for lines in printed.values() for line in lines if " complete: " in line], printed  # nothing rebuilt
-            assert {path: path.stat().st_mtime_ns for path in workdir.rglob("_SUCCESS")} == manifests
+            assert {path: path.stat().st_mtime_ns for path in workdir.rglob("_SUCCESS")} == manifests[workdir]
             corpus = next(line for line in printed["corpus"] if line.startswith("ParaNMT corpus: 400 pairs in ")).rsplit(" ", 1)[1]
             encoder = next(line for line in printed["encoder"] if line.startswith("Encoder word_avg: ")).split(" ")[2]
             for path in (corpus, encoder):

@@ -4,9 +4,10 @@ and a non-zero exit; a number below its minimum is refused however it is given."
 import pytest
 from test_bad_input_cli import run_luigi
 
+from corpus.errors import InputError
 from corpus.settings import settings_of
 from models.nmt.translate import DecodeOptions
-from workflows import BackTranslate, DecileSweep
+from workflows import AssignDeciles, BackTranslate, DecileSweep
 from workflows.config import AtLeast, with_settings
 
 UNHANDLED, SCHEDULING_FAILED = 40, 35  # luigi.cfg [retcode]: a failed start, a failed check
@@ -52,3 +53,9 @@ def test_a_setting_with_a_minimum_becomes_a_bounded_parameter():
     bounded = {f.name for f in settings_of(DecodeOptions) if f.metadata["minimum"] is not None}
     assert bounded == {"beam_size", "max_source_tokens", "max_len_a", "max_len_b", "batch_tokens"}
     assert all(isinstance(getattr(Decoding, name), AtLeast) for name in bounded)
+
+
+def test_two_pp_models_stop_the_corpus_before_its_upstream_stages_are_scheduled():
+    """Its requirements raise, so Luigi builds none of them (the back-translation first, before)."""
+    with pytest.raises(InputError, match="give --pp-vectors or --pp-encoder, not both"):
+        AssignDeciles(pp_vectors="x.txt", pp_encoder="y").requires()
