@@ -71,7 +71,6 @@ def test_a_usable_gpu_and_an_explicit_cpu(gpu_problem):
 
 
 def test_this_machines_answer_is_consistent_with_ctranslate2():
-    import ctranslate2
-
+    ctranslate2 = devices.import_ctranslate2()  # as the package does: its CPU mode is set before the first import
     problem = devices.ct2_cuda_problem()
     assert (problem == devices.NO_GPU) == (ctranslate2.get_cuda_device_count() == 0)

@@ -125,7 +125,10 @@ def test_ctrl_c_is_one_line_leaves_only_the_partial_output_and_ends_by_sigint(tm
     (tmp_path / "w.cs").write_text("".join(f"Věta číslo {n}.\n" for n in range(sentences)))
     (tmp_path / "w.en").write_text("".join(f"Sentence number {n}.\n" for n in range(sentences)))
     command = [sys.executable, "-m", "luigi", "--module", "workflows", "IngestBitext", "--inputs", "w.cs", "--paranmt-direct-num-workers", str(workers), "--local-scheduler"]
-    run = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    # A terminal's foreground job takes Ctrl-C; a test run started in the background (`pytest &`)
+    # ignores SIGINT, and a child inherits that, so the child gets the terminal's disposition back.
+    run = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     lines = []
     for line in run.stdout:
         lines.append(line.rstrip("\n"))
