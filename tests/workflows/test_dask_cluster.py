@@ -114,4 +114,8 @@ def test_every_beam_stage_on_a_dask_cluster_writes_the_direct_runners_bytes(luig
     assert {stage: sorted(parquet) for stage, parquet in got.items()} == {stage: sorted(parquet) for stage, parquet in expected.items()}
     assert all(expected.values()) and got == expected
     shard_work_on = {stage: {worker for name, worker in ran if SHARD_WORK[stage] in name.split("-")} for stage, ran in ran_on.items()}
-    assert shard_work_on == {stage: both for stage in SHARD_WORK}
+    # Every stage's shard work ran on the cluster, and the cluster spread it over both workers; which
+    # worker takes a small stage's few tasks is the scheduler's choice (on a loaded machine one
+    # worker took all of ingest's once), so no stage is required to use both.
+    assert set(shard_work_on) == set(SHARD_WORK) and all(workers and workers <= both for workers in shard_work_on.values()), shard_work_on
+    assert set().union(*shard_work_on.values()) == both, shard_work_on
