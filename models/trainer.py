@@ -326,7 +326,7 @@ class Trainer:
             for group in self.optimizer.param_groups:
                 group["lr"] = c.lr * (1.0 - step / self._scheduled_steps)
         loss = margin_loss(self.encoder(inputs), where, c.margin)
-        total = loss + regularization(self.encoder, self.anchors, self.config.lambda_c, self.config.lambda_w)
+        total = loss + regularization(self.encoder, self.anchors, c.lambda_c, c.lambda_w)
         self.optimizer.zero_grad(set_to_none=True)
         total.backward()
         self.optimizer.step()
