@@ -11,6 +11,8 @@ import shlex
 from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.version import __version__ as beam_version
 
+from pipelines.worker_hangs import fix_worker_hangs
+
 # Two warnings every SDK worker logs at start-up that say nothing about the user's pipeline:
 # "No semi_persistent_directory found" (sdk_worker_main, run as __main__: the DirectRunner's
 # workers have no staging directory) and "Discarding unparseable args" (Beam's own round trip of
@@ -53,6 +55,7 @@ def pipeline_options(runner: str = "DirectRunner", num_workers: int = 0, extra_a
     SDK workers log at ``log_level`` (WARNING: only what the user should see); below INFO they
     log everything, start-up notices included.
     """
+    fix_worker_hangs()  # every pipeline of the project gets its options here
     args = [f"--runner={RUNNERS.get(runner, runner)}"]
     if runner in ("DaskRunner", RUNNERS["DaskRunner"]) and dask_scheduler:
         args.append(f"--dask_client_address={dask_scheduler}")

@@ -56,6 +56,7 @@ from corpus.outputs import (  # noqa: F401 - read_manifest and MANIFEST: for the
 from pipelines.io import file_rows
 from pipelines.options import pipeline_options
 from pipelines.progress import RunPipeline
+from pipelines.worker_hangs import WorkerProcessDied
 from workflows.central_scheduler import WorkDirectoryTask
 from workflows.config import AbsolutePath, paranmt
 from workflows.console import STAGES as log
@@ -72,8 +73,9 @@ def users_mistake(error: BaseException | None) -> str:
     """The one line for an error that is the user's mistake ('' for a bug): an InputError (our
     checks), and every error Luigi raises while it reads a parameter's value (a number that is
     not one, a choice not offered, a value out of its range, a parameter unknown or missing),
-    named by the parameter it was reading; a central scheduler that does not answer."""
-    if isinstance(error, InputError | luigi.parameter.ParameterException):
+    named by the parameter it was reading; a central scheduler that does not answer; a Beam
+    worker process that died (the out-of-memory killer)."""
+    if isinstance(error, InputError | luigi.parameter.ParameterException | WorkerProcessDied):
         return str(error)
     if isinstance(error, luigi.rpc.RPCError):
         return f"{error}: is luigid running there? (--local-scheduler runs without it)"
