@@ -41,6 +41,15 @@ def require_shared(*parts: str) -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def kit_demo(tmp_path_factory):
+    """The offline kit installed and the README's main command run from an empty folder, once
+    for the session (tests/kit_demo.py)."""
+    from kit_demo import kit_demo
+
+    return kit_demo(tmp_path_factory.mktemp("kit-demo"))
+
+
 @pytest.fixture(autouse=True)
 def one_torch_thread():
     """Undo any test's torch.set_num_threads (the fairseq engine sets it) before the next test."""

@@ -1,5 +1,5 @@
-"""What a user sees: the README's demo command, then TrainOnFiltered, through the real `luigi`
-command line. Each event once, no library chatter, at most one screen, the result at the end;
+"""What a user sees: the README's demo command (run by the offline kit's install), then
+TrainOnFiltered, through the real `luigi` command line. Each event once, no library chatter, at most one screen, the result at the end;
 ``--log-level DEBUG`` brings the libraries' messages back."""
 
 import gzip
@@ -19,9 +19,9 @@ REPO = Path(__file__).resolve().parents[2]
 SCREEN = 60
 
 
-def luigi_command(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    """``luigi --module workflows ARGS --local-scheduler`` run in ``cwd`` (which holds luigi.cfg)."""
-    command = [sys.executable, "-m", "luigi", "--module", "workflows", *args, "--local-scheduler"]
+def luigi_command(cwd: Path, *args: str, python: Path | str = sys.executable) -> subprocess.CompletedProcess:
+    """``luigi --module workflows ARGS --local-scheduler`` run by ``python`` in ``cwd``."""
+    command = [str(python), "-m", "luigi", "--module", "workflows", *args, "--local-scheduler"]
     return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=900)
 
 
@@ -35,10 +35,10 @@ def assert_each_line_once(lines: list[str]) -> None:
     assert not repeated, repeated
 
 
-def luigi_at_once(cwd: Path, commands: list[list[str]]) -> list[list[str]]:
+def luigi_at_once(cwd: Path, commands: list[list[str]], python: Path) -> list[list[str]]:
     """Each command's printed lines, the commands run at the same time (as two users may)."""
     with ThreadPoolExecutor(len(commands)) as pool:
-        return [printed_lines(done) for done in pool.map(lambda command: luigi_command(cwd, *command), commands)]
+        return [printed_lines(done) for done in pool.map(lambda command: luigi_command(cwd, *command, python=python), commands)]
 
 
 def train_on_filtered(demo_dir: Path) -> list[str]:
@@ -48,24 +48,25 @@ def train_on_filtered(demo_dir: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def demo_dir(tmp_path_factory) -> Path:
-    """A fresh directory with the repository's luigi.cfg, as the README's first command has."""
-    folder = tmp_path_factory.mktemp("demo")
-    shutil.copy(REPO / "luigi.cfg", folder)
-    fill_sts(folder / "sts")
-    return folder
+def demo_dir(kit_demo) -> Path:
+    """The empty folder where the README's main command ran from the installed kit (built once
+    for the session, tests/kit_demo.py), with STS files for TrainOnFiltered added. Later
+    commands there run with the kit's Python too: an input's fingerprint names its path, and the
+    demo data's path is the installed package's."""
+    fill_sts(kit_demo.folder / "sts")
+    return kit_demo.folder
 
 
 @pytest.fixture(scope="module")
-def demo_build(demo_dir) -> list[str]:
-    """What the README's demo command printed in ``demo_dir`` (built once for this module)."""
-    return printed_lines(luigi_command(demo_dir, "BuildParaNMT"))
+def demo_build(kit_demo) -> list[str]:
+    """What the README's demo command printed."""
+    return printed_lines(kit_demo.demo)
 
 
 @pytest.fixture(scope="module")
-def trained_on_filtered(demo_build, demo_dir) -> list[str]:
+def trained_on_filtered(demo_build, demo_dir, kit_demo) -> list[str]:
     """What TrainOnFiltered printed after the demo build, in ``demo_dir``."""
-    return printed_lines(luigi_command(demo_dir, *train_on_filtered(demo_dir)))
+    return printed_lines(luigi_command(demo_dir, *train_on_filtered(demo_dir), python=kit_demo.python))
 
 
 def test_the_demo_prints_each_event_once_on_one_screen_and_ends_with_the_corpus(demo_dir, demo_build):
@@ -88,7 +89,7 @@ def test_train_on_filtered_ends_with_the_sts_table_and_the_dev_score_per_epoch(t
     assert lines[-1].startswith("dev score (") and "per epoch: epoch 1 " in lines[-1] and ", epoch 2 " in lines[-1]
 
 
-def test_a_moved_copied_or_linked_work_directory_rebuilds_nothing_and_prints_where_it_is_now(demo_dir, trained_on_filtered, tmp_path):
+def test_a_moved_copied_or_linked_work_directory_rebuilds_nothing_and_prints_where_it_is_now(demo_dir, trained_on_filtered, kit_demo, tmp_path):
     """Both commands in each of the three places, all six at once (a run that finds its stages
     complete only reads them)."""
     commands = {"corpus": ["BuildParaNMT"], "encoder": train_on_filtered(demo_dir)}
@@ -101,7 +102,7 @@ def test_a_moved_copied_or_linked_work_directory_rebuilds_nothing_and_prints_whe
         workdirs = (moved, copied, linked / "work")
         manifests = {workdir: {path: path.stat().st_mtime_ns for path in workdir.rglob("_SUCCESS")} for workdir in workdirs}
         runs = [(workdir, name, [*command, "--paranmt-workdir", str(workdir)]) for workdir in workdirs for name, command in commands.items()]
-        printed_by_run = luigi_at_once(demo_dir, [command for _, _, command in runs])
+        printed_by_run = luigi_at_once(demo_dir, [command for _, _, command in runs], kit_demo.python)
         for workdir in workdirs:
             printed = {name: lines for (where, name, _), lines in zip(runs, printed_by_run, strict=True) if where == workdir}
             assert not [line for lines in printed.values() for line in lines if " complete: " in line], printed  # nothing rebuilt
@@ -114,7 +115,7 @@ def test_a_moved_copied_or_linked_work_directory_rebuilds_nothing_and_prints_whe
         (tmp_path / "test.cs").write_text("Dobrý den.\nPes běží.\n")
         (tmp_path / "test.en").write_text("Good day.\nThe dog runs.\n")
         evaluation = ["EvaluateTranslator", "--source", str(tmp_path / "test.cs"), "--reference", str(tmp_path / "test.en"), "--baseline", str(tmp_path / "test.en")]
-        assert any(" complete: " in line for line in printed_lines(luigi_command(demo_dir, *evaluation, "--paranmt-workdir", str(moved))))
+        assert any(" complete: " in line for line in printed_lines(luigi_command(demo_dir, *evaluation, "--paranmt-workdir", str(moved), python=kit_demo.python)))
     finally:
         os.rename(moved, demo_dir / "work")
 
