@@ -20,9 +20,11 @@ SCREEN = 60
 
 
 def luigi_command(cwd: Path, *args: str, python: Path | str = sys.executable) -> subprocess.CompletedProcess:
-    """``luigi --module workflows ARGS --local-scheduler`` run by ``python`` in ``cwd``."""
+    """``luigi --module workflows ARGS --local-scheduler`` run by ``python`` in ``cwd``; another
+    Python than this one (the kit's) runs its installed package, whatever this PYTHONPATH says."""
     command = [str(python), "-m", "luigi", "--module", "workflows", *args, "--local-scheduler"]
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=900)
+    environment = None if str(python) == sys.executable else {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
+    return subprocess.run(command, cwd=cwd, env=environment, capture_output=True, text=True, timeout=900)
 
 
 def printed_lines(result: subprocess.CompletedProcess) -> list[str]:
