@@ -29,11 +29,11 @@ class KitDemo:
     kit: Path  # the kit's folder
     built: int  # paranmt-kit's exit status
     installed: subprocess.CompletedProcess  # install.sh
-    network_tried: str  # hosts the install tried to reach ('' when none)
+    network_tried: list[str]  # hosts the install tried to reach
     python: Path  # the installed venv's interpreter
     folder: Path  # the empty folder the demo ran in
     demo: subprocess.CompletedProcess  # BuildParaNMT
-    demo_network_tried: list[str]
+    demo_network_tried: list[str]  # hosts the demo build tried to reach
 
 
 def link_installed(names, site):
@@ -71,7 +71,7 @@ def kit_demo(root: Path) -> KitDemo:
     environment, network_log = offline(folder, [guard])
     installed = subprocess.run(["bash", str(kit / "install.sh"), "--venv", str(root / "venv")], cwd=folder, capture_output=True, text=True,
                                env={**environment, "PYTHON": str(target)}, timeout=600)
-    network_tried = network_log.read_text() if network_log.exists() else ""
+    network_tried = network_log.read_text().split() if network_log.exists() else []
     python = root / "venv" / "bin" / "python"
     demo, demo_network_tried = run_luigi_offline(python, [guard], folder, "BuildParaNMT")
     return KitDemo(kit, built, installed, network_tried, python, folder, demo, demo_network_tried)

@@ -31,6 +31,7 @@ def test_a_worker_connecting_after_the_close_gets_its_queued_work_then_the_end_m
         assert reader.submit(connection.get_req).result(timeout=10) is BeamFnControlServicer._DONE_MARKER
 
 
+@pytest.mark.timeout(120)  # it hung in about one try of four under load before the fix
 def test_a_bundle_failing_at_once_on_two_worker_processes_ends_the_run():
     def fails_at_once(element):  # defined here: the workers unpickle it by value
         raise ValueError(f"element {element} fails")

@@ -1,6 +1,6 @@
 """What a user sees: the README's demo command (run by the offline kit's install), then
-TrainOnFiltered, through the real `luigi` command line. Each event once, no library chatter, at most one screen, the result at the end;
-``--log-level DEBUG`` brings the libraries' messages back."""
+TrainOnFiltered, through the real `luigi` command line. Each event once, no library chatter, at
+most one screen, the result at the end; ``--log-level DEBUG`` brings the libraries' messages back."""
 
 import gzip
 import os
