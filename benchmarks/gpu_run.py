@@ -34,10 +34,14 @@ CPU in about two minutes.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gzip
 import json
 import math
+import os
 import random
+import signal
+import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -55,6 +59,8 @@ SHARES = {"data": 0.10, "train": 0.40, "export": 0.01, "evaluate": 0.05, "speed"
 # fairseq-train's start (imports, loading data-bin, building the model) and its last validation
 # and checkpoint are outside its --stop-time-hours clock.
 TRAIN_OVERHEAD_S = {"gpu": 25.0, "tiny": 12.0}
+# Kept from the steps at the budget's end: the last report and the check of the files.
+RESERVE_S = 5.0
 SPEED_MODES = ("generate", "fairseq", "beam-fairseq")
 # On a GPU, large decoder batches keep it busy (the beam search is bound by Python's steps, not
 # by arithmetic): 64k tokens × beam 12 is ~2,600 sentences of 25 pieces, a few GB of logits.
@@ -89,32 +95,140 @@ REAL = Sizes("fast", 16_000, 16, 2000, GPU_BATCH_TOKENS, GPU_CHUNK_ROWS, {"word_
 TINY = Sizes("tiny", 4000, 2, 4, 0, 4096, {"word_avg": 2, "bilstm_avg": 1, "word_avg-cpu": 2}, 1, 60, 90.0, (20, 20))
 
 
-class Clock:
-    """The budget's deadlines: each step ends at the sum of its share and those before it."""
+class BudgetSpent(KeyboardInterrupt):
+    """The budget's end came during a step: raised in the main thread by the alarm, as Ctrl-C
+    would be, so that Luigi, Beam and the trainers stop the way they stop for Ctrl-C."""
 
-    def __init__(self, minutes: float):
-        self.budget, self.started = minutes * 60, time.monotonic()
+
+class Clock:
+    """The budget, counted from ``started`` (the call's start: install and unpacking included),
+    and the steps' deadlines: each step ends at the end of its share and those before it, the
+    shares taken of what is left when gpu_run starts, less ``RESERVE_S`` for the last report."""
+
+    def __init__(self, minutes: float, started: float | None = None):
+        self.budget = minutes * 60
+        self.started = time.time() if started is None else started
+        self.setup = time.time() - self.started  # spent before gpu_run (gpu_machine.sh: install, unpacking)
         self.took: dict[str, float] = {}
+
+    def elapsed(self) -> float:
+        return time.time() - self.started
+
+    def end(self) -> float:
+        """Seconds from the start by which the last step must have ended."""
+        return self.budget - RESERVE_S
 
     def deadline(self, step: str) -> float:
         """Seconds from the start at which ``step`` must end."""
         names = list(SHARES)
-        return self.budget * sum(SHARES[name] for name in names[: names.index(step) + 1])
+        return self.setup + (self.end() - self.setup) * sum(SHARES[name] for name in names[: names.index(step) + 1])
 
     def left(self, step: str) -> float:
-        return self.deadline(step) - (time.monotonic() - self.started)
+        return self.deadline(step) - self.elapsed()
 
-    def run(self, step: str, work: Callable[[], object]):
-        print(f"gpu_run: {step} (share {SHARES[step] * self.budget:.0f} s, {self.left(step):.0f} s left to its deadline)", flush=True)
-        started = time.monotonic()
-        result = work()
-        self.took[step] = time.monotonic() - started
-        return result
+    def share(self, step: str) -> float:
+        return SHARES[step] * (self.end() - self.setup)
 
-    def table(self) -> str:
-        rows = [[step, SHARES[step] * self.budget, self.deadline(step), self.took.get(step, float("nan"))] for step in SHARES]
-        rows.append(["total", self.budget, self.budget, time.monotonic() - self.started])
-        return markdown_table(["step", "share (s)", "deadline (s from start)", "took (s)"], rows)
+
+class Run:
+    """The steps, run in order against the clock, and report.md rewritten as each starts and
+    ends, so that a run stopped at any moment leaves the report of what it finished.
+
+    A step that fails is one line in the report and the run goes on with the steps that do not
+    need it; at the budget's end the running step is stopped (``BudgetSpent``) and the rest are
+    not started."""
+
+    def __init__(self, out: Path, clock: Clock, facts: dict):
+        self.out, self.clock, self.facts = out, clock, facts
+        self.results: dict[str, object] = {}
+        self.status = {step: "not started" for step in SHARES}
+        self._in_step = self._spent = False
+
+    def start_alarm(self) -> None:
+        """SIGALRM at the budget's end raises BudgetSpent in the step then running."""
+        def alarm(signum, frame):
+            self._spent = True
+            if self._in_step:
+                raise BudgetSpent()
+
+        signal.signal(signal.SIGALRM, alarm)
+        signal.setitimer(signal.ITIMER_REAL, max(self.clock.end() - self.clock.elapsed(), 0.001))
+
+    def step(self, name: str, work: Callable[[], object], needs: tuple[str, ...] = ()) -> object | None:
+        """``work()``'s result, or None when the step was skipped, failed or stopped."""
+        if missing := [need for need in needs if need not in self.results]:
+            return self._skip(name, f"skipped: needs {', '.join(missing)}")
+        if self._spent or self.clock.elapsed() >= self.clock.end():
+            self._spent = True
+            return self._skip(name, "not started: the budget was spent")
+        print(f"gpu_run: {name} (share {self.clock.share(name):.0f} s, {self.clock.left(name):.0f} s left to its deadline)", flush=True)
+        self.status[name] = "running"
+        self.write()
+        started = time.time()
+        try:
+            self._in_step = True
+            try:
+                self.results[name] = work()
+            finally:
+                self._in_step = False
+            self.status[name] = "done"
+        except BudgetSpent:
+            self.status[name] = "stopped: the budget ended during this step"
+            stop_children()
+        except Exception as error:  # one line in the report; the steps that do not need this one go on
+            self.status[name] = f"failed: {one_line(error)}"
+            print(f"gpu_run: {name} failed: {one_line(error)}", flush=True)
+        self.clock.took[name] = time.time() - started
+        self.write()
+        return self.results.get(name)
+
+    def _skip(self, name: str, why: str) -> None:
+        self.status[name] = why
+        print(f"gpu_run: {name} {why}", flush=True)
+        self.write()
+        return None
+
+    def finished(self) -> bool:
+        return all(status == "done" for status in self.status.values())
+
+    def write(self) -> None:
+        """report.md with every section whose figures exist so far, written whole or not at all."""
+        partial = self.out / ".report.md.partial"
+        partial.write_text(report(self), encoding="utf-8")
+        os.replace(partial, self.out / "report.md")
+
+    def steps_table(self) -> str:
+        rows = [["setup (before gpu_run: install, unpacking)", "", "", self.clock.setup, "done"]]
+        rows += [[step, self.clock.share(step), self.clock.deadline(step), self.clock.took.get(step, float("nan")), self.status[step]]
+                 for step in SHARES]
+        rows.append(["total", self.clock.budget, self.clock.budget, self.clock.elapsed(), "finished" if self.finished() else "see above"])
+        return markdown_table(["step", "share (s)", "deadline (s from start)", "took (s)", "status"], rows)
+
+
+def one_line(error: BaseException) -> str:
+    """An exception as one line: its type and first line, and a failed command's last stderr line."""
+    text = f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}"
+    if isinstance(error, subprocess.CalledProcessError) and (stderr := (error.stderr or "").strip()):
+        text += f" ({stderr.splitlines()[-1]})"
+    return text[:400]
+
+
+def stop_children() -> None:
+    """SIGKILL this process's remaining descendants (a step stopped at the budget's end may leave
+    a trainer or Beam worker behind): what a stopped step started ends with it."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    todo = list(children.get(os.getpid(), []))
+    while todo:
+        pid = todo.pop()
+        todo += children.get(pid, [])
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def write_pairs(pairs: list[tuple[str, str]], folder: Path, name: str) -> str:
@@ -198,7 +312,7 @@ def build(tasks: list) -> None:
     import luigi
 
     if not luigi.build(tasks, local_scheduler=True, log_level="WARNING"):
-        raise SystemExit(f"gpu_run: {', '.join(task.task_family for task in tasks)} failed (see the log above)")
+        raise RuntimeError(f"{', '.join(task.task_family for task in tasks)} failed (Luigi's log above says why)")
 
 
 def configure(workdir: Path, sizes: Sizes) -> None:
@@ -214,15 +328,16 @@ def configure(workdir: Path, sizes: Sizes) -> None:
         config.set(section, option, str(value))
 
 
-def train(inputs: str, sizes: Sizes, seconds: float, tiny: bool):
-    """TrainTranslator stopped after ``seconds`` in all (its start and last save included)."""
+def train(inputs: str, sizes: Sizes, seconds: float, tiny: bool) -> dict:
+    """TrainTranslator stopped after ``seconds`` in all (its start and last save included): the
+    task and :func:`training_summary`."""
     from workflows.nmt import TrainTranslator
 
     stop_hours = max(seconds - TRAIN_OVERHEAD_S["tiny" if tiny else "gpu"], sizes.min_train_seconds) / 3600
     task = TrainTranslator(inputs=inputs, preset=sizes.preset, valid_size=2000, max_update=sizes.max_update,
                            fairseq_args=f"--stop-time-hours {stop_hours:.6f}")
     build([task])
-    return task
+    return {"task": task, "summary": training_summary(task)}
 
 
 def training_summary(task) -> dict:
@@ -256,29 +371,36 @@ def speed(model_dir: Path, source: str, sizes: Sizes, device: str) -> dict[str, 
     return {mode: measure_in_subprocess("benchmarks.backtranslate", "--measure", mode, *common) for mode in SPEED_MODES}
 
 
-def sentences_that_fit(results: dict[str, dict], seconds: float, sizes: Sizes) -> int:
+def sentences_that_fit(results: dict[str, dict] | None, seconds: float, sizes: Sizes) -> int:
     """How many sentences the stage translates in ``seconds``: the in-process engine's rate
     after the stage's fixed cost (its run on the test sentences less their decoding time); at
-    least ``sizes.backtranslate_range[0]``, so the later steps have a corpus however late it is."""
+    least ``sizes.backtranslate_range[0]``, so the later steps have a corpus however late it is
+    (only that many when the speed step measured nothing)."""
+    least, most = sizes.backtranslate_range
+    if not results:
+        return least
     engine, stage = results["fairseq"], results["beam-fairseq"]
     rate = engine["sentences"] / engine["seconds"]
     fixed = max(0.0, stage["seconds"] - stage["sentences"] / rate)
-    least, most = sizes.backtranslate_range
     fit = max(least, int(0.9 * (seconds - fixed) * rate))
     return min(fit, most) if most else fit
 
 
-def backtranslate(inputs: str, out: Path, workdir: Path, fit: int) -> tuple[str, int, int]:
+def backtranslate(inputs: str, out: Path, workdir: Path, fit: int) -> dict:
     """BackTranslate with the exported model on every pair of ``inputs``, or on a seeded
-    sample of ``fit`` of them; returns (the inputs translated, sentences translated, of all)."""
+    sample of ``fit`` of them: the inputs translated, sentences translated, of all, the
+    seconds and the stage's own rate."""
     from workflows.backtranslate import BackTranslate
 
+    started = time.time()
     pairs = read_pairs(inputs)
     if fit < len(pairs):
         inputs = write_pairs(sample(pairs, fit), workdir / f"backtranslate-sample-{fit}", "sample")
     task = BackTranslate(inputs=inputs, translator={"model_dir": str(out)}, engine="fairseq")
     build([task])
-    return inputs, min(fit, len(pairs)), len(pairs)
+    manifest = json.loads((task.output_dir / "_SUCCESS").read_text())
+    return {"inputs": inputs, "translated": min(fit, len(pairs)), "of": len(pairs), "seconds": time.time() - started,
+            "rate": manifest["sentences_per_second"]}
 
 
 def corpus(inputs: str, out: Path) -> dict:
@@ -361,36 +483,48 @@ def speed_table(results: dict[str, dict], device: str) -> str:
                            f"{'GPU' if device == 'cuda' else 'CPU'}-hours for {PAPER_SENTENCES / 1e6:.1f}M sentences (paper: {PAPER_GPU_HOURS:,} GPU-h)"], rows)
 
 
-def report(out: Path, run: dict, clock: Clock) -> str:
-    """report.md: every figure of the run."""
-    scores = run["evaluation"]["scores"]
-    bt = run["backtranslation"]
-    lines = [f"# GPU run ({'--tiny, toy size' if run['tiny'] else 'csen-more'})", "",
-             "## Machine", "", f"- {machine()}", f"- GPU: {run['gpu']}", f"- budget: {clock.budget / 60:g} minutes", "",
-             "## Steps", "", clock.table(), "",
-             "## Data", "", f"- {run['data']}", "",
-             "## Model", "", f"- preset `{run['preset']}`: {run['training']['arch']}, {run['training']['parameters']:,} weights; "
-             f"kept checkpoint (best validation loss {run['training']['valid_loss']:.3f}): update {run['training']['updates']}, "
-             f"epoch {run['training']['epoch']}, after {run['training']['training_seconds']:.0f} s of fairseq's training time",
-             f"- files: {', '.join(run['model_files'])}; `cat checkpoint.pt.part-* > checkpoint.pt` rejoins the checkpoint "
-             "(`--model-dir` does it by itself)", "",
-             "## Translation quality", "", "| system | BLEU | chrF |", "|---|---|---|",
-             *[f"| {name} | {s['bleu']:.2f} | {s['chrf']:.2f} |" for name, s in scores.items()], "",
-             f"{run['evaluation']['sentences']} sentences; BLEU `{next(iter(scores.values()))['bleu_signature']}`", "",
-             "## Back-translation speed", "",
-             f"{run['speed_sentences']} test sentences, beam 12, batches of {run['batch_tokens'] or 'the default'} tokens, device {run['device']}:", "",
-             speed_table(run["speed"], run["device"]), "",
-             f"- the corpus: {bt['translated']:,} of {bt['of']:,} Czech sentences back-translated "
-             f"({'all' if bt['translated'] == bt['of'] else 'a seeded sample: ' + ('toy size' if run['tiny'] else 'the rest did not fit in its share')}), "
-             f"BackTranslate {bt['seconds']:.1f} s, {bt['rate']:,.1f} sentences/s (start-up included)", "",
-             "## The corpus", "", f"- {run['corpus']['rows']:,} pairs in {', '.join(run['corpus']['files'])}",
-             *[f"- pairs per decile of {run['corpus']['scorers'][name]} (0 … 9): "
-               + " ".join(str(deciles.get(str(d), {}).get("rows", 0)) for d in range(10)) for name, deciles in run["corpus"]["deciles"].items()], "",
-             "## Encoder training speed", "", markdown_table(["model", "device", "updates timed", "pairs/s", "pairs"], run["encoders"]), "",
-             f"- beside: {CPU_ENCODER_FIGURES}", ""]
-    text = "\n".join(lines)
-    (out / "report.md").write_text(text, encoding="utf-8")
-    return text
+def report(run: Run) -> str:
+    """report.md: the machine, the steps with their status, and the figures of every step done."""
+    facts, results = run.facts, run.results
+    lines = [f"# GPU run ({'--tiny, toy size' if facts['tiny'] else 'csen-more'})", "",
+             "## Machine", "", f"- {machine()}", f"- GPU: {facts['gpu']}",
+             f"- budget: {run.clock.budget / 60:g} minutes from the call's start, install included", "",
+             "## Steps", "", run.steps_table(), ""]
+    if "data" in results:
+        lines += ["## Data", "", f"- {results['data'][2]}", ""]
+    if "train" in results:
+        training = results["train"]["summary"]
+        lines += ["## Model", "", f"- preset `{facts['preset']}`: {training['arch']}, {training['parameters']:,} weights; "
+                  f"kept checkpoint (best validation loss {training['valid_loss']:.3f}): update {training['updates']}, "
+                  f"epoch {training['epoch']}, after {training['training_seconds']:.0f} s of fairseq's training time"]
+        if "export" in results:
+            lines += [f"- files: {', '.join(results['export'])}; `cat checkpoint.pt.part-* > checkpoint.pt` rejoins the checkpoint "
+                      "(`--model-dir` does it by itself)"]
+        lines += [""]
+    if "evaluate" in results:
+        scores = results["evaluate"]["scores"]
+        lines += ["## Translation quality", "", "| system | BLEU | chrF |", "|---|---|---|",
+                  *[f"| {name} | {s['bleu']:.2f} | {s['chrf']:.2f} |" for name, s in scores.items()], "",
+                  f"{results['evaluate']['sentences']} sentences; BLEU `{next(iter(scores.values()))['bleu_signature']}`", ""]
+    if "speed" in results or "backtranslate" in results:
+        lines += ["## Back-translation speed", ""]
+    if "speed" in results:
+        lines += [f"{facts['speed_sentences']} test sentences, beam 12, batches of {facts['batch_tokens'] or 'the default'} tokens, "
+                  f"device {facts['device']}:", "", speed_table(results["speed"], facts["device"]), ""]
+    if bt := results.get("backtranslate"):
+        whole = bt["translated"] == bt["of"]
+        lines += [f"- the corpus: {bt['translated']:,} of {bt['of']:,} Czech sentences back-translated "
+                  f"({'all' if whole else 'a seeded sample: ' + ('toy size' if facts['tiny'] else 'the rest did not fit in its share')}), "
+                  f"BackTranslate {bt['seconds']:.1f} s, {bt['rate']:,.1f} sentences/s (start-up included)", ""]
+    if corpus_summary := results.get("corpus"):
+        lines += ["## The corpus", "", f"- {corpus_summary['rows']:,} pairs in {', '.join(corpus_summary['files'])}",
+                  *[f"- pairs per decile of {corpus_summary['scorers'][name]} (0 … 9): "
+                    + " ".join(str(deciles.get(str(d), {}).get("rows", 0)) for d in range(10)) for name, deciles in corpus_summary["deciles"].items()], ""]
+    if "encoders" in results:
+        lines += ["## Encoder training speed", "", markdown_table(["model", "device", "updates timed", "pairs/s", "pairs"], results["encoders"]), "",
+                  f"- beside: {CPU_ENCODER_FIGURES}", ""]
+    lines += ["## Files", "", files_table(run.out), ""]
+    return "\n".join(lines)
 
 
 def check_files(out: Path) -> list[str]:
@@ -403,14 +537,16 @@ def check_files(out: Path) -> list[str]:
 
 
 def files_table(out: Path) -> str:
-    rows = [[path.name, f"{path.stat().st_size / 2**20:.2f}"] for path in sorted(out.iterdir())]
+    rows = [[path.name, f"{path.stat().st_size / 2**20:.2f}"] for path in sorted(out.iterdir()) if not path.name.startswith(".")]
     return markdown_table(["file", "MiB"], rows)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, help="the shared data folder (csen-more, csen/wmt21); optional with --tiny")
-    parser.add_argument("--minutes", type=float, help="wall-clock budget (default 7; 2 with --tiny)")
+    parser.add_argument("--minutes", type=float, help="wall-clock budget (default 7; 2 with --tiny), counted from --budget-from")
+    parser.add_argument("--budget-from", type=float, help="when the budget started, in seconds since the epoch (`date +%%s`: "
+                                                          "gpu_machine.sh's start, install included); default: now")
     parser.add_argument("--out", type=Path, required=True, help="folder for the files that come back (made; must be empty)")
     parser.add_argument("--workdir", type=Path, default=Path("work/gpu-run"), help="the stages' work directory")
     parser.add_argument("--tiny", action="store_true", help="every step at toy size, on the CPU")
@@ -422,41 +558,40 @@ def main() -> None:
     out, workdir = args.out.resolve(), args.workdir.resolve()
     out.mkdir(parents=True, exist_ok=True)
     sizes = TINY if args.tiny else REAL
-    clock = Clock(args.minutes or (2 if args.tiny else 7))
+    clock = Clock(args.minutes or (2 if args.tiny else 7), args.budget_from)
     configure(workdir, sizes)
     from corpus.errors import InputError
     from models.nmt.devices import resolve_device
     from models.nmt.export import export_model
     from models.nmt.translate import NmtModel
+    from workflows.nmt import TrainTranslator
 
     try:
         device = "cpu" if args.tiny else resolve_device("fairseq", "cuda")
     except InputError as error:
         raise SystemExit(f"gpu_run: {error} (--tiny runs on the CPU)") from None
-    run = {"tiny": args.tiny, "gpu": gpu_name(), "preset": sizes.preset, "device": device, "batch_tokens": sizes.batch_tokens,
-           "speed_sentences": sizes.test_sentences}
-    inputs, test_files, run["data"] = clock.run("data", lambda: data_step(args.data, args.tiny, workdir))
-    trained = clock.run("train", lambda: train(inputs, sizes, clock.left("train"), args.tiny))
-    run["training"] = training_summary(trained)
-    run["model_files"] = [p.name for p in clock.run("export", lambda: export_model(NmtModel.load(trained.output_dir), out))]
-    run["evaluation"] = clock.run("evaluate", lambda: evaluate(inputs, out, test_files))
-    from workflows.nmt import TrainTranslator
-
-    exported = TrainTranslator(inputs=inputs, model_dir=str(out)).output_dir
-    run["speed"] = clock.run("speed", lambda: speed(exported, test_files["speed"], sizes, device))
-    fit = sentences_that_fit(run["speed"], clock.left("backtranslate"), sizes)
-    bt_inputs, translated, of = clock.run("backtranslate", lambda: backtranslate(inputs, out, workdir, fit))
-    from workflows.backtranslate import BackTranslate
-
-    manifest = json.loads((BackTranslate(inputs=bt_inputs, translator={"model_dir": str(out)}, engine="fairseq").output_dir / "_SUCCESS").read_text())
-    run["backtranslation"] = {"translated": translated, "of": of, "seconds": clock.took["backtranslate"], "rate": manifest["sentences_per_second"]}
-    run["corpus"] = clock.run("corpus", lambda: corpus(bt_inputs, out))
-    run["encoders"] = clock.run("encoders", lambda: encoder_speed([out / name for name in run["corpus"]["files"]], workdir, sizes, device))
-    text = report(out, run, clock)
-    (out / "report.md").write_text(text + "\n## Files\n\n" + files_table(out) + "\n", encoding="utf-8")
+    run = Run(out, clock, {"tiny": args.tiny, "gpu": gpu_name(), "preset": sizes.preset, "device": device,
+                           "batch_tokens": sizes.batch_tokens, "speed_sentences": sizes.test_sentences})
+    run.start_alarm()
+    data = run.step("data", lambda: data_step(args.data, args.tiny, workdir))
+    inputs, test_files = data[:2] if data else (None, None)
+    trained = run.step("train", lambda: train(inputs, sizes, clock.left("train"), args.tiny), needs=("data",))
+    run.step("export", lambda: [path.name for path in export_model(NmtModel.load(trained["task"].output_dir), out)], needs=("train",))
+    run.step("evaluate", lambda: evaluate(inputs, out, test_files), needs=("export",))
+    speeds = run.step("speed", lambda: speed(TrainTranslator(inputs=inputs, model_dir=str(out)).output_dir, test_files["speed"], sizes, device),
+                      needs=("export",))
+    bt = run.step("backtranslate", lambda: backtranslate(inputs, out, workdir, sentences_that_fit(speeds, clock.left("backtranslate"), sizes)),
+                  needs=("export",))
+    summary = run.step("corpus", lambda: corpus(bt["inputs"], out), needs=("backtranslate",))
+    run.step("encoders", lambda: encoder_speed([out / name for name in summary["files"]] if summary else [], workdir, sizes, device))
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    run.write()
     print((out / "report.md").read_text())
     if problems := check_files(out):
         raise SystemExit(f"gpu_run: {out} breaks the limits on what comes back: {'; '.join(problems)}")
+    if not run.finished():
+        done = sum(status == "done" for status in run.status.values())
+        raise SystemExit(f"gpu_run: {done} of {len(SHARES)} steps done; report.md says what stopped the others")
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ import argparse
 import gzip
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -133,14 +134,20 @@ class PoolClock:
 
 def measure_training(pairs, directory: Path, model: str, dim: int, megabatch: int, steps: int, device: str):
     """(trainer, updates timed, pairs/s) over about ``steps`` updates on ``device`` after a
-    first pool; featurization, checkpoints and the pool cut short by the step limit are not timed."""
+    first pool; featurization, checkpoints and the pool cut short by the step limit are not timed.
+    It trains from scratch in ``directory`` (emptied first: a checkpoint left there by an earlier
+    measurement would be resumed, finished, and time nothing)."""
     from models.encoders import EncoderConfig
     from models.trainer import TrainConfig, Trainer
 
+    shutil.rmtree(directory, ignore_errors=True)
     config = TrainConfig(megabatch=megabatch, max_steps=megabatch + steps, epochs=10**6, checkpoint_every=10**9, device=device)
     trainer = Trainer(pairs, directory, EncoderConfig(model=model, dim=dim), config)
     clock = PoolClock()
     trainer.run(on_step=clock.on_step, progress=clock.progress)
+    if not clock.steps:
+        raise ValueError(f"{model} training timed no update after the first pool ({megabatch + steps} updates asked, "
+                         f"{len(pairs[0]):,} pairs): give it more steps or pairs")
     return trainer, clock.steps, clock.steps * config.batch_size / clock.seconds
 
 

@@ -2,6 +2,8 @@
 version and platform, not this one's), what the target already has is left out with everything
 only it needs, pip downloads the rest, and install.sh goes beside them."""
 
+from __future__ import annotations
+
 import importlib.metadata
 import json
 import os
@@ -9,6 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import zipfile
 from collections import defaultdict
@@ -24,9 +27,17 @@ from corpus.errors import InputError
 
 PACKAGE = "paranmt"
 # Its C extensions are built against the target's torch, and it publishes no wheels: it travels
-# as its sdist (or, with --build-here, as the wheel built on this machine).
+# as its sdist, and with --build-with PYTHON also as the wheel that interpreter builds (the
+# target's Python version and torch), which install.sh tries first.
 BUILT_ON_TARGET = "fairseq-fixed"
 INSTALL_SCRIPT = Path(__file__).with_name("install.sh")
+# Beside install.sh: the distributions the kit assumes the target has, one a line (install.sh
+# checks that each is there and imports before installing anything), and how the carried
+# fairseq-fixed wheel was built.
+ASSUMED, FAIRSEQ_WHEEL_NOTE = "assumed.txt", "fairseq-wheel.txt"
+# fairseq-fixed's wheel is compiled without debug information and linked stripped: its two torch
+# extensions are 11 MB each with them (the wheel 22 MB), and the kit travels within 64 MiB.
+LEAN_BUILD = {"CFLAGS": "-g0", "LDFLAGS": "-s"}
 # pip's message for a requirement without a wheel for the target (only sdists): pip builds
 # pure-Python ones here into a wheel that any target installs; more than this many is a mistake.
 NO_WHEEL = re.compile(r"No matching distribution found for (\S+)")
@@ -71,9 +82,6 @@ class Target:
         """Environment markers as the target evaluates them (its Python; this machine's OS)."""
         return {"python_version": self.python, "python_full_version": f"{self.python}.0", "extra": extra}
 
-    def is_this_python(self) -> bool:
-        return self.python == f"{sys.version_info.major}.{sys.version_info.minor}"
-
 
 def parse_have(text: str) -> dict[str, Version | None]:
     """`torch,numpy==2.5.2`: what the target has, by name, with its version where known; `@FILE`
@@ -117,6 +125,7 @@ class Kit:
     carried: dict[str, str] = field(default_factory=dict)  # name → version
     pinned_here: dict[str, str] = field(default_factory=dict)  # carried although the target has it: why
     assumptions: list[tuple[str, bool, str]] = field(default_factory=list)  # (name, fits, line)
+    fairseq_wheel: str = ""  # how the carried fairseq-fixed wheel was built ("" without one)
 
     def files(self) -> list[Path]:
         return sorted((path for path in self.folder.iterdir() if path.is_file()), key=lambda path: -path.stat().st_size)
@@ -125,27 +134,97 @@ class Kit:
         return sum(path.stat().st_size for path in self.files())
 
 
+@dataclass(frozen=True)
+class WheelBuilder:
+    """An interpreter that builds fairseq-fixed's wheel for the target: the target's Python
+    version, and the torch its C++ extensions link against."""
+
+    python: str
+    python_version: str
+    torch: str
+
+    @classmethod
+    def of(cls, python: str, target: Target, have: dict[str, Version | None]) -> WheelBuilder:
+        done = subprocess.run([python, "-c", "import sys, torch; print(f'{sys.version_info.major}.{sys.version_info.minor}', torch.__version__)"],
+                              capture_output=True, text=True)
+        if done.returncode:
+            reason = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+            raise InputError(f"--build-with {python}: it must run and import torch ({reason})")
+        version, torch = done.stdout.split()
+        if version != target.python:
+            raise InputError(f"--build-with {python}: it is Python {version}, the target's is {target.python}")
+        if (wanted := have.get("torch")) is not None and Version(torch).public != wanted.public:
+            raise InputError(f"--build-with {python}: it has torch {torch}, the target {wanted}: "
+                             f"{BUILT_ON_TARGET}'s extensions built against it would not load there")
+        return cls(python, version, torch)
+
+    def wheel(self, requirement: str, stage: Path) -> Path:
+        """The wheel of ``requirement``, built once per Python version and torch and kept in
+        ``stage`` (pip's own cache does not tell the torch apart: no build isolation)."""
+        folder = stage / f"{canonicalize_name(requirement.split('==')[0])}-{requirement.split('==')[1]}-py{self.python_version}-torch{self.torch}"
+        if not (built := sorted(folder.glob("*.whl"))):
+            with tempfile.TemporaryDirectory(prefix="paranmt-kit-wheel-") as scratch:
+                # --no-binary: PyPI has a cp312 wheel of fairseq-fixed 0.12.3.1 (2024), whose libbase
+                # does not load beside torch 2.11 (undefined symbol c10::Error::Error).
+                _pip(f"building {requirement} with {self.python} (torch {self.torch})", "wheel", "--no-deps", "--no-build-isolation",
+                     "--no-binary", BUILT_ON_TARGET, "--no-cache-dir", "-q", "-w", scratch, requirement, unset_cuda_home=True,
+                     python=self.python, env=LEAN_BUILD)
+                [wheel] = Path(scratch).glob("*.whl")
+                without_example_data(wheel)
+                folder.mkdir(parents=True, exist_ok=True)
+                partial = folder / f".{wheel.name}.partial"  # whole or not at all, for kits built at the same time
+                shutil.copyfile(wheel, partial)
+                os.replace(partial, folder / wheel.name)
+            built = [folder / wheel.name]
+        return built[-1]
+
+
+# fairseq-fixed's distributions hold its examples' data files (sample arrays, audio, images,
+# notebooks: 9 MB of its 10 MB sdist) that no import reads; the kit carries both without them,
+# and the kit travels within 64 MiB with the data. The examples' code stays.
+EXAMPLE_DATA = re.compile(r"(?:[^/]+/)?fairseq/examples/.*\.(?!py$)[^./]+")
+
+
+def without_example_data(distribution: Path) -> None:
+    """Rewrites fairseq-fixed's wheel (and its RECORD) or sdist without EXAMPLE_DATA."""
+    lean = distribution.with_name(f".{distribution.name}.lean")
+    if distribution.name.endswith(".whl"):
+        with zipfile.ZipFile(distribution) as source, zipfile.ZipFile(lean, "w", zipfile.ZIP_DEFLATED) as target:
+            for item in source.infolist():
+                if EXAMPLE_DATA.fullmatch(item.filename):
+                    continue
+                data = source.read(item)
+                if item.filename.endswith(".dist-info/RECORD"):
+                    data = "".join(line for line in data.decode().splitlines(keepends=True) if not EXAMPLE_DATA.fullmatch(line.split(",")[0])).encode()
+                target.writestr(item, data)
+    else:
+        with tarfile.open(distribution) as source, tarfile.open(lean, "w:gz") as target:
+            for member in source:
+                if not EXAMPLE_DATA.fullmatch(member.name):
+                    target.addfile(member, source.extractfile(member) if member.isfile() else None)
+    os.replace(lean, distribution)
+
+
 def build(source: Path, target: Target, have: dict[str, Version | None], out: Path, *, without: set[str] = frozenset(),
-          extras: set[str] = frozenset(), build_here: bool = False) -> Kit:
+          extras: set[str] = frozenset(), build_with: str | None = None) -> Kit:
     """The kit for `target` in `out` (a new or empty folder)."""
     if not (source / "pyproject.toml").is_file():
         raise InputError(f"--source {source}: no pyproject.toml there (the kit builds {PACKAGE}'s wheel from its checkout)")
     if out.exists() and any(out.iterdir()):
         raise InputError(f"--out {out}: not empty (a kit is built into a new folder)")
-    if build_here and not target.is_this_python():
-        raise InputError(f"--build-here: {BUILT_ON_TARGET} built here is for Python {sys.version_info.major}.{sys.version_info.minor}, not the target's {target.python}")
     if clash := sorted(set(have) & set(without)):
         raise InputError(f"--have and --without both name {', '.join(clash)}")
+    builder = WheelBuilder.of(build_with, target, have) if build_with else None
     out.mkdir(parents=True, exist_ok=True)
     try:
-        return _fill(Kit(out), source, target, have, without, extras, build_here)
+        return _fill(Kit(out), source, target, have, without, extras, builder)
     except BaseException:
         shutil.rmtree(out)  # it was empty: a rerun starts afresh
         raise
 
 
 def _fill(kit: Kit, source: Path, target: Target, have: dict[str, Version | None], without: set[str], extras: set[str],
-          build_here: bool) -> Kit:
+          builder: WheelBuilder | None) -> Kit:
     out = kit.folder
     with tempfile.TemporaryDirectory(prefix="paranmt-kit-") as scratch:
         _pip("building the package's wheel", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(source))
@@ -167,12 +246,18 @@ def _fill(kit: Kit, source: Path, target: Target, have: dict[str, Version | None
             _pip("downloading the wheels", "download", "--no-deps", "-q", "-d", str(out), "--find-links", str(BUILT_WHEELS), *target.pip_options(),
                  *(f"{name}=={version}" for name, version in sorted(downloads.items())))
         fairseq = f"{BUILT_ON_TARGET}=={built_on_target['metadata']['version']}"
-        if build_here:
-            _pip(f"building {fairseq} here", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), fairseq, unset_cuda_home=True)
-        else:
-            _pip(f"downloading {fairseq}'s sdist", "download", "--no-deps", "--no-build-isolation", "--no-binary", BUILT_ON_TARGET, "-q",
-                 "-d", str(out), fairseq, unset_cuda_home=True)
+        _pip(f"downloading {fairseq}'s sdist", "download", "--no-deps", "--no-build-isolation", "--no-binary", BUILT_ON_TARGET, "-q",
+             "-d", str(out), fairseq, unset_cuda_home=True)
+        for sdist in out.glob(f"{canonicalize_name(BUILT_ON_TARGET).replace('-', '_')}-*.tar.gz"):
+            without_example_data(sdist)
+        if builder:
+            built = builder.wheel(fairseq, BUILT_WHEELS)
+            shutil.copyfile(built, out / built.name)
+            kit.fairseq_wheel = f"built for Python {builder.python_version} against torch {builder.torch}"
+            (out / FAIRSEQ_WHEEL_NOTE).write_text(kit.fairseq_wheel + "\n")
+            kit.carried[BUILT_ON_TARGET] += f"; and its wheel, {kit.fairseq_wheel}"
     kit.carried[PACKAGE] = _wheel_version(wheel)
+    (out / ASSUMED).write_text("".join(f"{name}\n" for name, _, _ in kit.assumptions))
     script = out / INSTALL_SCRIPT.name
     shutil.copyfile(INSTALL_SCRIPT, script)
     script.chmod(0o755)
@@ -325,15 +410,15 @@ def _wheel_version(wheel: Path) -> str:
     return wheel.name.split("-")[1]
 
 
-def _run_pip(*args: str, unset_cuda_home: bool = False) -> subprocess.CompletedProcess:
-    environment = None
+def _run_pip(*args: str, unset_cuda_home: bool = False, python: str = sys.executable, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    environment = {**os.environ, **(env or {})}
     if unset_cuda_home:  # fairseq-fixed's setup.py builds CUDA extensions (sources it lacks) when CUDA_HOME is set
-        environment = {key: value for key, value in os.environ.items() if key != "CUDA_HOME"}
-    return subprocess.run([sys.executable, "-m", "pip", *args], capture_output=True, text=True, env=environment)
+        environment.pop("CUDA_HOME", None)
+    return subprocess.run([python, "-m", "pip", *args], capture_output=True, text=True, env=environment)
 
 
-def _pip(what: str, *args: str, unset_cuda_home: bool = False) -> None:
-    done = _run_pip(*args, unset_cuda_home=unset_cuda_home)
+def _pip(what: str, *args: str, unset_cuda_home: bool = False, python: str = sys.executable, env: dict[str, str] | None = None) -> None:
+    done = _run_pip(*args, unset_cuda_home=unset_cuda_home, python=python, env=env)
     if done.returncode:
         raise InputError(f"{what}: {_pip_error(done)}")
 

@@ -26,9 +26,10 @@ def parser() -> argparse.ArgumentParser:
     command.add_argument("--without", default="", help="dependencies not to carry, e.g. ctranslate2 for a CUDA 13 GPU machine "
                                                        "(the fairseq engine translates there)")
     command.add_argument("--extras", default="", help="the package's extras to carry too (dask,scheduler)")
-    command.add_argument("--build-here", action="store_true",
-                         help="build fairseq-fixed here and carry its wheel (a target with this machine's Python and platform; "
-                              "saves it the compile) instead of its sdist")
+    command.add_argument("--build-with", metavar="PYTHON",
+                         help="an interpreter with the target's Python version and torch (this one: --build-with python3): it builds "
+                              "fairseq-fixed's wheel, which the kit carries beside the sdist and install.sh tries first (seconds "
+                              "instead of minutes of compiling there)")
     command.add_argument("--source", type=Path, default=CHECKOUT, help="the checkout the package's wheel is built from (default: this one)")
     return command
 
@@ -39,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         kit = build(args.source.resolve(), Target(args.python, args.platform), parse_have(args.have), args.out.resolve(),
-                    without=parse_names("--without", args.without), extras=parse_names("--extras", args.extras), build_here=args.build_here)
+                    without=parse_names("--without", args.without), extras=parse_names("--extras", args.extras), build_with=args.build_with)
     except InputError as error:
         print(f"paranmt-kit: error: {error}", file=sys.stderr)
         return 2

@@ -4,7 +4,10 @@
 #   --venv PATH    a new venv that also sees the packages of $PYTHON (default python3): torch etc.
 #   --target PATH  a folder for PYTHONPATH, used with $PYTHON itself
 # Every distribution goes in with --no-deps: paranmt-kit resolved the closure for this machine,
-# and the packages it has keep their versions (kit.txt says what the kit assumes of them).
+# and the packages it has keep their versions (kit.txt says what the kit assumes of them). Before
+# anything is installed, every package the kit assumes (assumed.txt) must be there and import.
+# fairseq-fixed goes in as the wheel the kit carries where it loads here (built for this Python
+# against the target's torch), else it is compiled from its sdist (minutes), which is said.
 set -euo pipefail
 shopt -s nullglob
 
@@ -27,6 +30,38 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 start=$SECONDS
 
+# What the kit assumes this machine has: each installed, and each importable (a package whose
+# compiled library does not load counts as missing), named in one line before any work.
+if [[ -f $kit/assumed.txt ]]; then
+  "$python" - "$kit/assumed.txt" >"$log" 2>&1 <<'PYTHON' || fail "$(tail -n 1 "$log")"
+import importlib, importlib.metadata as metadata, re, sys, warnings
+warnings.simplefilter("ignore")
+canonical = lambda name: re.sub(r"[-_.]+", "-", name).lower()
+names = [line.split("#")[0].strip() for line in open(sys.argv[1])]
+modules = {}
+for module, distributions in metadata.packages_distributions().items():
+    for distribution in distributions:
+        modules.setdefault(canonical(distribution), set()).add(module)
+missing, broken = [], []
+for name in filter(None, names):
+    try:
+        metadata.distribution(name)
+    except metadata.PackageNotFoundError:
+        missing.append(name)
+        continue
+    for module in sorted(module for module in modules.get(canonical(name), ()) if not module.startswith("_")):
+        try:
+            importlib.import_module(module)
+        except Exception as error:
+            broken.append(f"{name} ({module}: {str(error).splitlines()[0] if str(error) else type(error).__name__})")
+            break
+if missing or broken:
+    print("this machine lacks what the kit assumes it has (kit.txt): "
+          + "; ".join(filter(None, [", ".join(missing) and "not installed: " + ", ".join(missing), ", ".join(broken) and "does not import: " + ", ".join(broken)])))
+    sys.exit(1)
+PYTHON
+fi
+
 pip_target=()
 if [[ $mode == venv ]]; then
   [[ ! -e $where ]] || fail "--venv $where exists already (a new venv is made there)"
@@ -43,20 +78,43 @@ else
   export PYTHONPATH="$where${PYTHONPATH:+:$PYTHONPATH}"
 fi
 
-distributions=("$kit"/*.whl "$kit"/*.tar.gz)
-# fairseq-fixed's sdist compiles its C extensions against this machine's torch: CUDA_HOME unset
-# (its setup.py would build CUDA extensions it has no sources for), no build isolation (torch,
-# numpy, cython and setuptools are this machine's).
-env -u CUDA_HOME "$python" -m pip install --no-index --find-links "$kit" --no-deps --ignore-installed --no-build-isolation \
-  --disable-pip-version-check "${pip_target[@]}" "${distributions[@]}" >"$log" 2>&1 \
-  || fail "pip install: $(grep '^ERROR' "$log" | tail -n 1 || tail -n 1 "$log")"
+install() {
+  # CUDA_HOME unset: fairseq-fixed's setup.py would build CUDA extensions it has no sources for;
+  # no build isolation: its sdist compiles against this machine's torch, numpy, cython, setuptools.
+  env -u CUDA_HOME "$python" -m pip install --no-index --find-links "$kit" --no-deps --ignore-installed --no-build-isolation \
+    --disable-pip-version-check "${pip_target[@]}" "$@" >"$log" 2>&1
+}
+pip_error() { grep '^ERROR' "$log" | tail -n 1 || tail -n 1 "$log"; }
+distributions=()
+for file in "$kit"/*.whl; do
+  [[ $(basename "$file") == fairseq_fixed-* ]] || distributions+=("$file")
+done
+install "${distributions[@]}" || fail "pip install: $(pip_error)"
+
+# fairseq's compiled parts: the Cython ones (numpy) and the C++ ones linked to torch, which a
+# wheel built against another torch fails to load.
+fairseq_loads() {
+  "$python" -c "import fairseq, fairseq.libbleu, fairseq.libbase, fairseq.libnat, fairseq.data.data_utils_fast, fairseq.data.token_block_utils_fast" >"$log" 2>&1
+}
+wheels=("$kit"/fairseq_fixed-*.whl)
+sdists=("$kit"/fairseq_fixed-*.tar.gz "$kit"/fairseq-fixed-*.tar.gz)
+fairseq=""
+if ((${#wheels[@]})) && install "${wheels[@]}" && fairseq_loads; then
+  fairseq="fairseq-fixed from its wheel, $(cat "$kit/fairseq-wheel.txt" 2>/dev/null || echo "built by paranmt-kit")"
+else
+  why=$( ((${#wheels[@]})) && echo "its wheel does not load here: $(tail -n 1 "$log")" || echo "the kit has no wheel of it")
+  ((${#sdists[@]})) || fail "fairseq-fixed: $why, and the kit has no sdist to compile"
+  echo "install.sh: fairseq-fixed: $why; compiling its sdist (minutes)"
+  CFLAGS="-g0 ${CFLAGS:-}" install --upgrade "${sdists[@]}" || fail "pip install of fairseq-fixed's sdist: $(pip_error)"
+  fairseq="fairseq-fixed compiled here from its sdist"
+fi
 
 modules=apache_beam,luigi,fairseq,sentencepiece,sacremoses,langid,workflows
 [[ -z $(echo "$kit"/ctranslate2-*.whl) ]] || modules+=,ctranslate2
 "$python" -c "import $modules" >"$log" 2>&1 \
   || fail "installed, but it does not import ($modules): $(tail -n 1 "$log")"
 
-echo "installed the kit in $((SECONDS - start)) s; $modules import"
+echo "installed the kit in $((SECONDS - start)) s ($fairseq); $modules import"
 if [[ $mode == venv ]]; then
   echo "use it: . $where/bin/activate"
 else

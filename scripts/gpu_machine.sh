@@ -1,25 +1,51 @@
 #!/usr/bin/env bash
 # The one command for a GPU machine without internet, run from the repository root:
 #   scripts/gpu_machine.sh OUT [MINUTES [gpu_run options …]]
+# MINUTES (9.5 by default) is the whole call's budget, counted from this script's start, install
+# and unpacking included: the machine kills a command at 10 minutes, and what it finished must be
+# in OUT by then.
 # 1. installs the offline kit (.kit-gpu/, made by paranmt-kit; KIT=none skips it where the
-#    packages are installed already) into /tmp/site with `.kit-gpu/install.sh --target /tmp/site`;
-# 2. unpacks .data-gpu/data.tar.gz (made by scripts/pack_gpu_data.sh) into /tmp/data;
-# 3. runs python -m benchmarks gpu_run --data /tmp/data --minutes MINUTES (7) --out OUT.
-# OUT then holds what comes back: report.md, the model, the corpus (benchmarks/gpu_run.py).
+#    packages are installed already) into $SCRATCH/site with `.kit-gpu/install.sh --target`;
+# 2. unpacks .data-gpu/data.tar.gz (made by scripts/pack_gpu_data.sh) into $SCRATCH/data;
+# 3. runs python -m benchmarks gpu_run --data $SCRATCH/data with what is left of the budget
+#    (its steps' shares scale to it), under `timeout` as a last resort.
+# OUT then holds what comes back: report.md, written as each step starts and ends, with each
+# step's status (done, failed and why, stopped at the budget's end, not started), the model and
+# the corpus as far as the run got (benchmarks/gpu_run.py). SCRATCH is /tmp by default.
 set -euo pipefail
+started=$(date +%s)
 out=${1:?usage: scripts/gpu_machine.sh OUT [MINUTES [gpu_run options ...]]}
-minutes=${2:-7}
+minutes=${2:-9.5}
 shift $(( $# < 2 ? $# : 2 ))
 kit=${KIT:-.kit-gpu}
-site=/tmp/site
-data=/tmp/data
-started=$SECONDS
+scratch=${SCRATCH:-/tmp}
+site=$scratch/site
+data=$scratch/data
+budget=$(python3 -c "import sys; print(int(float(sys.argv[1]) * 60))" "$minutes")
+
+# A failure before gpu_run starts still leaves a report.md that says where and why.
+stopped_before_gpu_run() {
+    mkdir -p "$out"
+    printf '# GPU run\n\nstopped before gpu_run, %s s after the start: %s\n' "$(( $(date +%s) - started ))" "$1" >>"$out/report.md"
+    echo "gpu_machine: $1" >&2
+    exit 1
+}
+
 if [ "$kit" != none ]; then
-    "$kit/install.sh" --target "$site"
+    installed=$("$kit/install.sh" --target "$site" 2>&1) || stopped_before_gpu_run "$(tail -n 1 <<<"$installed")"
+    echo "$installed"
     export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}" PATH="$site/bin:$PATH"
 fi
 mkdir -p "$data"
-tar -xzf .data-gpu/data.tar.gz -C "$data"
-echo "gpu_machine: kit installed and data unpacked in $(( SECONDS - started )) s"
-python -m benchmarks gpu_run --data "$data" --minutes "$minutes" --out "$out" "$@"
-echo "gpu_machine: $(( SECONDS - started )) s in all"
+tar -xzf .data-gpu/data.tar.gz -C "$data" || stopped_before_gpu_run "could not unpack .data-gpu/data.tar.gz"
+echo "gpu_machine: kit installed and data unpacked in $(( $(date +%s) - started )) s"
+left=$(( started + budget - $(date +%s) ))
+status=0
+timeout -k 5 "$(( left > 3 ? left - 3 : 1 ))" \
+    python3 -m benchmarks gpu_run --data "$data" --minutes "$minutes" --budget-from "$started" --out "$out" "$@" || status=$?
+if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
+    printf '\n**gpu_machine.sh stopped gpu_run at the budget'"'"'s end (%s s; exit %s): the steps marked running did not finish.**\n' \
+        "$budget" "$status" >>"$out/report.md"
+fi
+echo "gpu_machine: $(( $(date +%s) - started )) s in all (budget $budget s), exit $status"
+exit "$status"

@@ -65,7 +65,7 @@ def kit_demo(root: Path) -> KitDemo:
     """Build the kit, install it offline, run the README's main command from an empty folder."""
     target = target_python(root / "target")
     kit, folder = root / "kit", root / "run"
-    built = main(["--have", ",".join(HAVE), "--build-here", "--out", str(kit)])
+    built = main(["--have", ",".join(HAVE), "--build-with", sys.executable, "--out", str(kit)])
     guard = network_guard(root / "guard")
     folder.mkdir()
     environment, network_log = offline(folder, [guard])

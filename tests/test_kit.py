@@ -3,6 +3,8 @@ registry for that), installed by its install.sh into a new venv with the network
 a 'target' interpreter that has only the GPU machine's packages of the issue (torch, numpy, …), and
 runs the README's first command from an empty folder."""
 
+import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -39,6 +41,35 @@ def test_a_kit_installs_offline_and_builds_the_demo_from_an_empty_folder(kit_dem
     assert kit_demo.network_tried == [], kit_demo.network_tried
     assert_demo_built(kit_demo.demo, kit_demo.demo_network_tried, kit_demo.folder)  # the README's main command
     run_quick_tour(kit_demo.python, kit_demo.folder)
+
+
+def test_the_kit_carries_fairseq_as_a_wheel_that_installs_and_its_sdist_beside_it(kit_demo):
+    names = sorted(path.name for path in kit_demo.kit.glob("fairseq_fixed-*"))
+    assert len(names) == 2 and names[0].endswith(".tar.gz") and names[1].endswith(".whl"), names
+    built = f"built for Python {sys.version_info.major}.{sys.version_info.minor} against torch "
+    assert (kit_demo.kit / "fairseq-wheel.txt").read_text().startswith(built)
+    assert f"(fairseq-fixed from its wheel, {built}" in kit_demo.installed.stdout, kit_demo.installed.stdout
+    assert "torch" in (kit_demo.kit / "assumed.txt").read_text().split()
+
+
+def test_install_sh_names_what_the_machine_lacks_in_one_line_before_installing_anything(tmp_path):
+    """A package the kit assumes that is missing, or installed but failing to import (a compiled
+    library that does not load), stops install.sh at once, all named in one line."""
+    kit, broken = tmp_path / "kit", tmp_path / "broken-site"
+    kit.mkdir()
+    shutil.copy(INSTALL_SCRIPT, kit / "install.sh")
+    (kit / "assumed.txt").write_text("packaging\nno-such-distribution\nbrokenlib\n")
+    (broken / "brokenlib").mkdir(parents=True)
+    (broken / "brokenlib" / "__init__.py").write_text("raise ImportError('libbroken.so: cannot open shared object file')\n")
+    (broken / "brokenlib-1.0.dist-info").mkdir()
+    (broken / "brokenlib-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: brokenlib\nVersion: 1.0\n")
+    (broken / "brokenlib-1.0.dist-info" / "top_level.txt").write_text("brokenlib\n")
+    done = subprocess.run(["bash", str(kit / "install.sh"), "--target", str(tmp_path / "site")], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHON": sys.executable, "PYTHONPATH": str(broken)})
+    assert done.returncode == 1 and done.stdout == "", done.stdout + done.stderr
+    assert done.stderr == ("install.sh: this machine lacks what the kit assumes it has (kit.txt): not installed: no-such-distribution; "
+                           "does not import: brokenlib (brokenlib: libbroken.so: cannot open shared object file)\n")
+    assert not (tmp_path / "site").exists()
 
 
 def test_install_sh_says_what_is_wrong_in_one_line(tmp_path):
@@ -116,7 +147,10 @@ def test_the_package_requirements_for_the_target_with_extras(tmp_path):
 
 @pytest.mark.parametrize("args, says", [
     (["--python", "3.x"], "--python 3.x: give the target's Python version as 3.N"),
-    (["--python", "3.12", "--build-here"], "--build-here: fairseq-fixed built here is for Python"),
+    (["--python", "3.12", "--build-with", sys.executable], f"--build-with {sys.executable}: it is Python {sys.version_info.major}.{sys.version_info.minor}, "
+                                                          "the target's is 3.12"),
+    (["--have", "torch==2.11.0", "--build-with", sys.executable], f"--build-with {sys.executable}: it has torch "),
+    (["--build-with", "/no/such/python"], "--build-with /no/such/python: it must run and import torch"),
     (["--have", "torch", "--without", "torch"], "--have and --without both name torch"),
 ])
 def test_a_wrong_argument_is_one_line_and_exit_status_2(tmp_path, capsys, args, says):

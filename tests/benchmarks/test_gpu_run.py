@@ -5,6 +5,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 import luigi
 import pandas as pd
@@ -14,18 +15,25 @@ from conftest import REPO
 from benchmarks.gpu_run import (
     FILE_LIMIT,
     FILES_LIMIT,
+    RESERVE_S,
     SHARES,
     TINY,
     TOTAL_LIMIT,
     Clock,
+    Run,
+    one_line,
     sample,
     sentences_that_fit,
 )
+from benchmarks.train import generated_pairs, measure_training
 from corpus.errors import InputError
 from models.nmt import export
 from workflows import BuildParaNMT, TrainTranslator
 from workflows.base import read_manifest
 
+# The whole toy run's budget here: every step runs to its end on a busy 2-core machine (the
+# budget's end would stop it), and the training stops at TINY.max_update anyway.
+TINY_RUN_MINUTES = 30
 SECTIONS = ["## Machine", "## Steps", "## Data", "## Model", "## Translation quality", "## Back-translation speed",
             "## The corpus", "## Encoder training speed", "## Files"]
 
@@ -39,7 +47,8 @@ def tiny_run(tmp_path_factory):
     (without / "ctranslate2").mkdir(parents=True)
     (without / "ctranslate2" / "__init__.py").write_text("raise ImportError('no ctranslate2 on this machine')\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(without), str(REPO), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, "-m", "benchmarks", "gpu_run", "--tiny", "--out", str(out), "--workdir", str(workdir)],
+    done = subprocess.run([sys.executable, "-m", "benchmarks", "gpu_run", "--tiny", "--minutes", str(TINY_RUN_MINUTES), "--out", str(out),
+                           "--workdir", str(workdir)],
                           cwd=REPO, capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return out, workdir
@@ -118,7 +127,80 @@ def test_the_back_translation_takes_what_fits_in_its_share():
 
 def test_the_clock_gives_each_step_the_end_of_its_share_and_those_before_it():
     clock = Clock(10)
-    assert clock.deadline("data") == pytest.approx(600 * SHARES["data"])
-    assert clock.deadline("encoders") == pytest.approx(600)
+    assert clock.deadline("data") == pytest.approx((600 - RESERVE_S) * SHARES["data"], abs=0.1)
+    assert clock.deadline("encoders") == pytest.approx(600 - RESERVE_S)
     assert sum(SHARES.values()) == pytest.approx(1.0)
+    # Counted from the call's start, a minute before gpu_run began (the install): the shares are of what is left.
+    late = Clock(10, started=time.time() - 60)
+    assert late.setup == pytest.approx(60, abs=1)
+    assert late.deadline("data") == pytest.approx(late.setup + (600 - RESERVE_S - late.setup) * SHARES["data"])
+    assert late.deadline("encoders") == pytest.approx(600 - RESERVE_S)
     assert sample(list(range(10)), 3) == sorted(sample(list(range(10)), 3)) and len(sample(list(range(10)), 3)) == 3
+
+
+def steps_in(report: str) -> dict[str, str]:
+    """The status column of report.md's steps table, by step."""
+    return {cells[0]: cells[-1] for line in report.splitlines() if line.startswith("| ")
+            and (cells := [cell.strip() for cell in line.strip("|").split("|")])[0] in SHARES}
+
+
+FACTS = {"tiny": True, "gpu": "none (CPU run)", "preset": "tiny", "device": "cpu", "batch_tokens": 0, "speed_sentences": 4}
+
+
+def test_a_failed_step_is_one_line_in_the_report_and_the_steps_that_do_not_need_it_go_on(tmp_path):
+    run = Run(tmp_path, Clock(10), FACTS)
+    seen_while_running = {}
+
+    def data():
+        seen_while_running.update(steps_in((tmp_path / "report.md").read_text()))
+        return ("inputs", {}, "the data")
+
+    def train():
+        raise RuntimeError("TrainTranslator failed\nsecond line")
+
+    assert run.step("data", data) == ("inputs", {}, "the data")
+    assert seen_while_running["data"] == "running"  # the report is written as a step starts, not only at the end
+    assert run.step("train", train, needs=("data",)) is None
+    assert run.step("export", lambda: ["x"], needs=("train",)) is None
+    assert run.step("encoders", lambda: [["Word Avg", "cpu", 2, 100.0, "generated"]]) is not None
+    report = (tmp_path / "report.md").read_text()
+    statuses = steps_in(report)
+    assert statuses["data"] == "done" and statuses["encoders"] == "done"
+    assert statuses["train"] == "failed: RuntimeError: TrainTranslator failed"
+    assert statuses["export"] == "skipped: needs train" and statuses["evaluate"] == "not started"
+    assert "## Data" in report and "## Encoder training speed" in report and "## Model" not in report
+    assert not run.finished()
+
+
+def test_the_budgets_end_stops_the_running_step_and_what_it_started_and_the_rest_are_not_started(tmp_path):
+    run = Run(tmp_path, Clock((RESERVE_S + 2) / 60), FACTS)
+    children = []
+
+    def endless():
+        children.append(subprocess.Popen(["sleep", "120"]))
+        time.sleep(120)
+
+    started = time.monotonic()
+    run.start_alarm()
+    assert run.step("data", endless) is None
+    assert time.monotonic() - started < 30
+    assert run.step("train", lambda: "trained", needs=()) is None
+    statuses = steps_in((tmp_path / "report.md").read_text())
+    assert statuses["data"] == "stopped: the budget ended during this step"
+    assert statuses["train"] == "not started: the budget was spent"
+    children[0].wait(timeout=10)  # killed with the step (a zombie until reaped here)
+    assert children[0].returncode == -9
+
+
+def test_a_failed_command_is_one_line_with_its_last_words():
+    error = subprocess.CalledProcessError(1, ["python", "-m", "x"], stderr="Traceback …\nValueError: no GPU\n")
+    assert one_line(error) == "CalledProcessError: Command '['python', '-m', 'x']' returned non-zero exit status 1. (ValueError: no GPU)"
+
+
+def test_measuring_training_twice_in_the_same_folder_times_updates_both_times(tmp_path):
+    """A rerun in the same work directory (a GPU machine kept warm between two calls) found the
+    first run's finished checkpoint, resumed it, timed nothing and divided by zero."""
+    pairs = generated_pairs(400)
+    for _ in range(2):
+        _, timed, rate = measure_training(pairs, tmp_path / "encoder", "word_avg", 50, 1, 2, "cpu")
+        assert timed >= 1 and rate > 0
