@@ -145,8 +145,11 @@ class WheelBuilder:
 
     @classmethod
     def of(cls, python: str, target: Target, have: dict[str, Version | None]) -> WheelBuilder:
-        done = subprocess.run([python, "-c", "import sys, torch; print(f'{sys.version_info.major}.{sys.version_info.minor}', torch.__version__)"],
-                              capture_output=True, text=True)
+        try:
+            done = subprocess.run([python, "-c", "import sys, torch; print(f'{sys.version_info.major}.{sys.version_info.minor}', torch.__version__)"],
+                                  capture_output=True, text=True)
+        except OSError as error:
+            raise InputError(f"--build-with {python}: it must run and import torch ({error.strerror})") from None
         if done.returncode:
             reason = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
             raise InputError(f"--build-with {python}: it must run and import torch ({reason})")

@@ -32,7 +32,7 @@ stopped_before_gpu_run() {
 }
 
 if [ "$kit" != none ]; then
-    installed=$("$kit/install.sh" --target "$site" 2>&1) || stopped_before_gpu_run "$(tail -n 1 <<<"$installed")"
+    installed=$(bash "$kit/install.sh" --target "$site" 2>&1) || stopped_before_gpu_run "$(tail -n 1 <<<"$installed")"
     echo "$installed"
     export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}" PATH="$site/bin:$PATH"
 fi

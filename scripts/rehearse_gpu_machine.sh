@@ -78,7 +78,8 @@ fi
 scripts/pack_gpu_data.sh >/dev/null
 kit_bytes=$(du -sb "$kit" | cut -f1)
 data_bytes=$(stat -c %s .data-gpu/data.tar.gz)
-echo "rehearse_gpu_machine: kit $((kit_bytes / 1048576)) MiB + data $((data_bytes / 1048576)) MiB (at most $max_mib MiB together); prepared in $((SECONDS - started)) s"
+mib() { awk -v bytes="$1" 'BEGIN { printf "%.1f", bytes / 1048576 }'; }
+echo "rehearse_gpu_machine: kit $(mib "$kit_bytes") MiB + data $(mib "$data_bytes") MiB = $(mib $((kit_bytes + data_bytes))) MiB (at most $max_mib MiB together); prepared in $((SECONDS - started)) s"
 (( kit_bytes + data_bytes <= max_mib * 1048576 )) || fail "kit and data exceed $max_mib MiB: they would not travel with the working tree"
 
 # What travels: the files git sees (tracked, and untracked but not ignored), the kit and the data.
