@@ -39,6 +39,24 @@ def test_a_call_that_stops_before_gpu_run_leaves_a_report_that_says_why(tmp_path
                         r"assumes it has \(kit.txt\): not installed: no-such-distribution\n", report), report
 
 
+def test_a_run_that_cannot_start_its_steps_leaves_a_report_with_gpu_runs_last_word(tmp_path):
+    """The real (not --tiny) run on a machine whose GPU fairseq cannot use: gpu_run stops before
+    its first step, and report.md holds its one line."""
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU: the real run would start")
+    (tmp_path / "data").mkdir()
+    subprocess.run(["tar", "-czf", str(tmp_path / "data.tar.gz"), "-C", str(tmp_path / "data"), "."], check=True)
+    out = tmp_path / "out"
+    done = subprocess.run(["scripts/gpu_machine.sh", str(out), "2"], cwd=REPO, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "KIT": "none", "DATA_PACK": str(tmp_path / "data.tar.gz"), "SCRATCH": str(tmp_path / "scratch")})
+    assert done.returncode == 1, done.stdout + done.stderr
+    report = (out / "report.md").read_text()
+    assert re.fullmatch(r"# GPU run\n\nstopped before gpu_run's first step \(exit 1\), \d+ s after the start: gpu_run: .*"
+                        r"\(--tiny runs on the CPU\)\n", report), report
+
+
 def rehearsal_prerequisites() -> None:
     require_shared("csen-more")
     if os.geteuid() != 0 or not shutil.which("unshare"):
