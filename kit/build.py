@@ -169,11 +169,11 @@ class WheelBuilder:
             with tempfile.TemporaryDirectory(prefix="paranmt-kit-wheel-") as scratch:
                 # --no-binary: PyPI has a cp312 wheel of fairseq-fixed 0.12.3.1 (2024), whose libbase
                 # does not load beside torch 2.11 (undefined symbol c10::Error::Error).
-                parallel = Path(scratch) / "parallel.cfg"  # setuptools builds the six extensions side by side (109 s → 75 s on 2 cores)
-                parallel.write_text(f"[build_ext]\nparallel = {os.cpu_count() or 1}\n")
+                # One extension at a time: torch's extension builder writes one build.ninja for all
+                # of them, and setuptools' parallel build_ext races on it where ninja is installed.
                 _pip(f"building {requirement} with {self.python} (torch {self.torch})", "wheel", "--no-deps", "--no-build-isolation",
                      "--no-binary", BUILT_ON_TARGET, "--no-cache-dir", "-q", "-w", scratch, requirement, unset_cuda_home=True,
-                     python=self.python, env={**LEAN_BUILD, "DIST_EXTRA_CONFIG": str(parallel)})
+                     python=self.python, env=LEAN_BUILD)
                 [wheel] = Path(scratch).glob("*.whl")
                 without_example_data(wheel)
                 folder.mkdir(parents=True, exist_ok=True)
