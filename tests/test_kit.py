@@ -149,7 +149,7 @@ def test_the_package_requirements_for_the_target_with_extras(tmp_path):
     (["--python", "3.x"], "--python 3.x: give the target's Python version as 3.N"),
     (["--python", "3.12", "--build-with", sys.executable], f"--build-with {sys.executable}: it is Python {sys.version_info.major}.{sys.version_info.minor}, "
                                                           "the target's is 3.12"),
-    (["--have", "torch==2.11.0", "--build-with", sys.executable], f"--build-with {sys.executable}: it has torch "),
+    (["--have", "torch==2.4.0", "--build-with", sys.executable], f"--build-with {sys.executable}: it has torch "),
     (["--build-with", "/no/such/python"], "--build-with /no/such/python: it must run and import torch"),
     (["--have", "torch", "--without", "torch"], "--have and --without both name torch"),
 ])
