@@ -20,6 +20,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,23 @@ from corpus.errors import InputError
 
 MANIFEST = "_SUCCESS"
 REBUILD = "run the command again: a damaged output is rebuilt"
+# A stage builds ``<stage>/<fingerprint>`` in ``<stage>/.<fingerprint>.partial`` and renames it.
+_PARTIAL = re.compile(r"\.(?P<build>[^/\\]+)\.partial")
+
+
+def partial_dir(final: Path) -> Path:
+    """Where the output ``final`` is written before it is renamed to ``final`` when complete."""
+    return final.parent / f".{final.name}.partial"
+
+
+def build_of(path: str) -> str:
+    """The fingerprint of the output being built that ``path`` lies in ('' outside one). A
+    dataset's part files carry it in their names, so a reader that listed one build's files
+    (through ``latest``) and opens them after ``latest`` moved fails instead of mixing builds."""
+    for part in reversed(re.split(r"[/\\]", path)):
+        if built := _PARTIAL.fullmatch(part):
+            return built["build"]
+    return ""
 
 
 class DamagedOutput(InputError):

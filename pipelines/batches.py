@@ -18,13 +18,13 @@ from corpus.outputs import reading
 
 BATCH_ROWS = 16_384
 _PARTITION = re.compile(r"(?:^|/)([A-Za-z_]\w*)=(-?\d+)(?=/)")
-_PART = re.compile(r"part-(\d+)\.parquet$")
+_PART = re.compile(r"part-(\d+)(?:-[^/.]+)?\.parquet$")
 
 Keys = dict[str, tuple[np.ndarray, np.ndarray]]
 
 
 def shard_number(path: str) -> int:
-    """The NNNNN of ``.../part-NNNNN.parquet``: outputs keep their input shard's number."""
+    """The NNNNN of ``.../part-NNNNN[-<build>].parquet``: outputs keep their input shard's number."""
     match = _PART.search(os.path.basename(path))
     if not match:
         raise ValueError(f"{path}: not a dataset part (part-NNNNN.parquet)")

@@ -11,11 +11,14 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
 import schemas
-from corpus.outputs import reading
+from corpus.outputs import build_of, reading
 
 
 def part_path(dataset_dir: str, shard: int) -> str:
-    return FileSystems.join(dataset_dir, f"part-{shard:05d}.parquet")
+    """``part-NNNNN-<build>.parquet``: the shard's number, and the fingerprint of the output being
+    built (``corpus.outputs.build_of``), so that no two builds have a file of the same name."""
+    build = build_of(dataset_dir)
+    return FileSystems.join(dataset_dir, f"part-{shard:05d}{'-' + build if build else ''}.parquet")
 
 
 def write_part(table: pa.Table, schema: pa.Schema, dataset_dir: str, shard: int) -> int:

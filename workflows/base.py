@@ -50,6 +50,7 @@ from corpus.outputs import (  # noqa: F401 - read_manifest and MANIFEST: for the
     damaged,
     dataset_of,
     file_version,
+    partial_dir,
     read_manifest,
     verified_manifest,
 )
@@ -463,7 +464,7 @@ class StageTask(WorkDirectoryTask):
             self._build_into(final, inputs_before)
 
     def _build_into(self, final: Path, inputs_before: dict[str, tuple[int, ...] | None]) -> None:
-        partial = final.parent / f".{final.name}.partial"
+        partial = partial_dir(final)
         if partial.exists() and not self.keeps_partial_output:
             shutil.rmtree(partial)
         partial.mkdir(parents=True, exist_ok=True)

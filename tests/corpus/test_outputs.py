@@ -68,3 +68,4 @@ def test_a_json_file_that_is_not_json_is_one_line_naming_it(tmp_path):
     path.write_text('{"checkpoint": ')
     with pytest.raises(DamagedOutput, match=f"^{path} cannot be read \\(Expecting value: .*\\); run the command again"):
         read_json(path)
+

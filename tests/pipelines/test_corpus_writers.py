@@ -2,15 +2,18 @@
 writes beside the corpus matches the parts it is made of."""
 
 import json
+from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 from test_deciles_pipeline import run_in_process, scored_table, write_scored
 
+from corpus.outputs import build_of, partial_dir
 from corpus.stats import Idf, domain_table2, summary_markdown, table2_markdown
 from pipelines import deciles as stage
-from pipelines.io import dataset_files
+from pipelines.batches import shard_number
+from pipelines.io import dataset_files, part_path
 from pipelines.stats import ALL_DOMAINS, write_corpus_stats
 
 MODEL = {"kind": "vectors file", "path": "v.txt", "sha256": "cd" * 32}
@@ -53,3 +56,13 @@ def test_write_corpus_stats_is_table_2_of_its_sample(tmp_path):
     assert json.loads((tmp_path / "stats.json").read_text()) == json.loads(json.dumps(stats))
     assert (tmp_path / "stats.md").read_text() == table2_markdown(stats)
     assert "idf" not in write_corpus_stats(run_in_process, dataset_files(str(tmp_path / "c" / "corpus")), 100, "", str(tmp_path / "no-idf"))[ALL_DOMAINS]
+
+
+def test_a_part_written_while_an_output_is_built_carries_its_fingerprint_and_keeps_its_shard_number():
+    building = str(partial_dir(Path("/w/ingest/3f9a0c1d2e4b")) / "bitext")
+    assert building == "/w/ingest/.3f9a0c1d2e4b.partial/bitext" and build_of(building) == "3f9a0c1d2e4b"
+    assert part_path(building, 7) == "/w/ingest/.3f9a0c1d2e4b.partial/bitext/part-00007-3f9a0c1d2e4b.parquet"
+    assert part_path("/tmp/elsewhere/pairs", 7) == "/tmp/elsewhere/pairs/part-00007.parquet"  # not inside an output being built
+    assert build_of("/w/corpus/.ab12.partial/corpus/decile_pp=3") == "ab12"
+    for name in ("part-00007-3f9a0c1d2e4b.parquet", "part-00007.parquet"):  # and the names of earlier builds
+        assert shard_number(f"/w/ingest/3f9a0c1d2e4b/bitext/{name}") == 7

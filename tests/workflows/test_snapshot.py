@@ -2,6 +2,7 @@
 while they read; ``latest`` is put right by any run that finds the stage complete."""
 
 import os
+import re
 import threading
 from pathlib import Path
 
@@ -62,6 +63,21 @@ def test_a_snapshot_reads_one_build_while_builds_of_other_inputs_finish(luigi_wo
     assert seen and all(len(stems) == 1 and rows == sizes[next(iter(stems))] for rows, stems in seen), seen
     # The snapshot taken first still reads the first build, after latest moved to others.
     assert len(pd.read_parquet(before)) == sizes["alpha"]
+
+
+def test_every_build_names_its_files_so_a_reader_through_latest_fails_instead_of_mixing(luigi_workdir, tmp_path):
+    """A reader that lists a dataset through ``latest`` and opens its files after ``latest``
+    moved to another build asks for names that build does not have: FileNotFoundError, never the
+    other build's rows under the names it listed."""
+    first, second = (IngestBitext(inputs=bitext(tmp_path / "in", name, lines)) for name, lines in (("first", 30), ("second", 50)))
+    build(first)
+    listed = sorted((luigi_workdir / "ingest" / "latest" / "bitext").glob("*.parquet"))
+    assert listed and all(re.fullmatch(rf"part-\d{{5}}-{first.output_dir.name}\.parquet", path.name) for path in listed), listed
+    build(second)
+    names = {path.name for path in (second.output_dir / "bitext").glob("*.parquet")}
+    assert names and not names & {path.name for path in listed}  # no file name in common
+    with pytest.raises(FileNotFoundError):
+        pd.read_parquet(listed[0])  # the path as listed, through latest, which has moved
 
 
 def test_a_snapshot_of_nothing_names_it(tmp_path):

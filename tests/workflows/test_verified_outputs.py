@@ -117,7 +117,7 @@ def test_the_next_stage_rebuilds_a_deleted_shard_instead_of_reading_the_rest(wor
     damage(output, "delete", 5, 0)
     result = run_luigi(workdir, "TrainSentencePiece", "--vocab-size", "200")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "part-00005.parquet is missing; rebuilding" in result.stderr
+    assert f"part-00005-{output.name}.parquet is missing; rebuilding" in result.stderr
     assert verified_manifest(output)["rows"]["bitext"] == rows == io.dataset_rows(str(output / "bitext"))
 
 
