@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import gzip
 import json
 import math
@@ -308,11 +309,26 @@ def data_step(data: Path | None, tiny: bool, workdir: Path) -> tuple[str, dict[s
     return inputs, files, description
 
 
-def build(tasks: list) -> None:
+@functools.cache
+def stage_failures() -> list[str]:
+    """What the stages that fail in this process say, a line each (Luigi's FAILURE event, watched
+    from the first call on)."""
     import luigi
 
+    failures: list[str] = []
+    luigi.Task.event_handler(luigi.Event.FAILURE)(lambda task, error: failures.append(f"{task.task_family}: {one_line(error)}"))
+    return failures
+
+
+def build(tasks: list) -> None:
+    """Build ``tasks`` (and what they need) with a local scheduler; a failure is a RuntimeError
+    naming each stage that failed and its error's first line: the line report.md shows."""
+    import luigi
+
+    failures = stage_failures()
+    failures.clear()
     if not luigi.build(tasks, local_scheduler=True, log_level="WARNING"):
-        raise RuntimeError(f"{', '.join(task.task_family for task in tasks)} failed (Luigi's log above says why)")
+        raise RuntimeError("; ".join(failures) or f"{', '.join(task.task_family for task in tasks)} failed (Luigi's log above says why)")
 
 
 def configure(workdir: Path, sizes: Sizes) -> None:

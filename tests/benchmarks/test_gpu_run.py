@@ -21,6 +21,7 @@ from benchmarks.gpu_run import (
     TOTAL_LIMIT,
     Clock,
     Run,
+    build,
     one_line,
     sample,
     sentences_that_fit,
@@ -204,3 +205,18 @@ def test_measuring_training_twice_in_the_same_folder_times_updates_both_times(tm
     for _ in range(2):
         _, timed, rate = measure_training(pairs, tmp_path / "encoder", "word_avg", 50, 1, 2, "cpu")
         assert timed >= 1 and rate > 0
+
+
+def test_a_stage_that_fails_is_named_with_its_own_first_line(luigi_workdir):
+    """A failed stage's line in report.md says what went wrong, not only that it did."""
+
+    class RefusesItsInput(luigi.Task):
+        def complete(self):
+            return False
+
+        def run(self):
+            raise InputError("--inputs x.cs: no such file\nsecond line")
+
+    with pytest.raises(RuntimeError) as failed:
+        build([RefusesItsInput()])
+    assert str(failed.value) == "RefusesItsInput: InputError: --inputs x.cs: no such file"
