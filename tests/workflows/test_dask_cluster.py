@@ -84,9 +84,14 @@ def build(task: luigi.Task) -> None:
 
 
 def parquet_bytes(workdir: Path) -> dict[str, dict[str, bytes]]:
-    """Each Beam stage's latest output: its Parquet files' bytes by relative path."""
-    return {stage: {str(p.relative_to(workdir / stage / "latest")): p.read_bytes() for p in sorted((workdir / stage / "latest").rglob("*.parquet"))}
-            for stage in SHARD_WORK}
+    """Each Beam stage's latest output: its Parquet files' bytes by relative path, less the
+    build's fingerprint that every file name carries (the runner is part of the fingerprint)."""
+    def shard_bytes(output: Path) -> dict[str, bytes]:
+        own = f"-{output.resolve().name}.parquet"
+        return {str(path.relative_to(output)).replace(own, ".parquet"): path.read_bytes() for path in sorted(output.rglob("*.parquet"))
+                if path.name.endswith(own)}
+
+    return {stage: shard_bytes(workdir / stage / "latest") for stage in SHARD_WORK}
 
 
 def test_every_beam_stage_on_a_dask_cluster_writes_the_direct_runners_bytes(luigi_workdir, tmp_path, tiny_nmt, dask_scheduler, monkeypatch):
