@@ -88,8 +88,7 @@ def parquet_bytes(workdir: Path) -> dict[str, dict[str, bytes]]:
     build's fingerprint that every file name carries (the runner is part of the fingerprint)."""
     def shard_bytes(output: Path) -> dict[str, bytes]:
         own = f"-{output.resolve().name}.parquet"
-        return {str(path.relative_to(output)).replace(own, ".parquet"): path.read_bytes() for path in sorted(output.rglob("*.parquet"))
-                if path.name.endswith(own)}
+        return {str(path.relative_to(output)).replace(own, ".parquet"): path.read_bytes() for path in sorted(output.rglob("*.parquet"))}
 
     return {stage: shard_bytes(workdir / stage / "latest") for stage in SHARD_WORK}
 
