@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import importlib.metadata as metadata
 import json
-import re
 import subprocess
 import sys
 
 from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 # fairseq's compiled modules, which its top-level import does not load: two link to torch, and a
 # wheel built against another torch (pip's cache keeps one across torch upgrades) fails there.
@@ -31,10 +31,6 @@ print(json.dumps(failed))
 """
 
 
-def canonical(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 def installed_closure() -> set[str]:
     """paranmt's requirements with the extras whose distributions are installed, and theirs."""
     root = metadata.distribution("paranmt")
@@ -45,7 +41,7 @@ def installed_closure() -> set[str]:
         requirement, wanted, required = todo.pop()
         if requirement.marker and not any(requirement.marker.evaluate({"extra": extra}) for extra in wanted | {""}):
             continue
-        name = canonical(requirement.name)
+        name = canonicalize_name(requirement.name)
         if name == "paranmt" or name in seen:
             continue
         try:
@@ -63,7 +59,7 @@ def test_every_library_the_project_uses_imports_as_installed():
     assert {"apache-beam", "luigi", "fairseq-fixed", "torchaudio", "transformers", "sentence-transformers", "pyarrow"} <= closure
     modules = sorted({module for module, names in metadata.packages_distributions().items()
                       if module.isidentifier() and not module.startswith("_") and module not in NOT_FOR_IMPORT
-                      and any(canonical(name) in closure for name in names)})
+                      and any(canonicalize_name(name) in closure for name in names)})
     # torch first: fairseq's compiled modules find torch's libraries once it is loaded, as in use.
     modules = ["torch", *(module for module in modules if module != "torch"), *COMPILED]
     done = subprocess.run([sys.executable, "-c", IMPORT_ALL, json.dumps(modules)], capture_output=True, text=True, timeout=600)
