@@ -142,7 +142,7 @@ def run_beam(model, texts, device, options, workers, engine="ctranslate2") -> tu
         ids = [f"bench-{n:09d}" for n in range(len(texts))]
         table = schemas.conform(pa.table({
             "id": ids, "source": ["bench"] * len(texts), "line": range(1, len(texts) + 1), "domain": ["bench"] * len(texts),
-            "czeng_score": pa.nulls(len(texts), pa.float64()), "cs": texts, "en": texts, "en_tok": texts,
+            "czeng_score": pa.nulls(len(texts), pa.float64()), "pivot": ["cs"] * len(texts), "foreign": texts, "en": texts, "en_tok": texts,
             "en_n_tokens": [1] * len(texts),
         }), schemas.BITEXT)
         shards = [shard_of(i, 2 * workers) for i in ids]

@@ -374,7 +374,7 @@ def training_summary(task) -> dict:
 def evaluate(inputs: str, out: Path, files: dict[str, str]) -> dict:
     from workflows.nmt import EvaluateTranslator
 
-    task = EvaluateTranslator(inputs=inputs, translator={"model_dir": str(out)}, engine="fairseq",
+    task = EvaluateTranslator(inputs=inputs, nmt={"model_dir": str(out)}, engine="fairseq",
                               **{name: files[name] for name in ("source", "reference", "baseline")})
     build([task])
     return json.loads((task.output_dir / "_SUCCESS").read_text())
@@ -412,7 +412,7 @@ def backtranslate(inputs: str, out: Path, workdir: Path, fit: int) -> dict:
     pairs = read_pairs(inputs)
     if fit < len(pairs):
         inputs = write_pairs(sample(pairs, fit), workdir / f"backtranslate-sample-{fit}", "sample")
-    task = BackTranslate(inputs=inputs, translator={"model_dir": str(out)}, engine="fairseq")
+    task = BackTranslate(inputs=inputs, nmt={"model_dir": str(out)}, engine="fairseq")
     build([task])
     manifest = json.loads((task.output_dir / "_SUCCESS").read_text())
     return {"inputs": inputs, "translated": min(fit, len(pairs)), "of": len(pairs), "seconds": time.time() - started,

@@ -62,7 +62,7 @@ def run_plain_python(source: Path, out: Path) -> int:
     table = pa.table({
         "id": [r.id for r in records], "source": [r.source for r in records], "line": [r.line for r in records],
         "domain": [r.domain for r in records], "czeng_score": [r.czeng_score for r in records],
-        "cs": [r.cs for r in records], "en": [r.en for r in records], "en_tok": en_tok,
+        "pivot": [r.pivot for r in records], "foreign": [r.foreign for r in records], "en": [r.en for r in records], "en_tok": en_tok,
         "en_n_tokens": [len(t.split()) for t in en_tok],
     })
     return schemas.write_table(table, schemas.BITEXT, str(out / "bitext.parquet"))

@@ -84,7 +84,7 @@ def write_pairs_dataset(directory: Path, n: int, shards: int) -> None:
     ids = [f"news-b{i // 100_000}-00train-f{i // 100:05d}-s{i % 100}" for i in range(n)]
     rng = np.random.default_rng(3)
     table = pa.table({
-        "id": ids, "source": ["bench.gz"] * n, "domain": ["news"] * n, "czeng_score": rng.random(n), "cs": [""] * n,
+        "id": ids, "source": ["bench.gz"] * n, "domain": ["news"] * n, "czeng_score": rng.random(n), "pivot": ["cs"] * n, "foreign": [""] * n,
         "reference": references, "translation": translations, "trans_score": -rng.gamma(2.0, 0.3, n),
         "trans_n_tokens": np.full(n, 20, np.int32), "truncated": np.zeros(n, bool),
         **token_columns(reference_tok, translation_tok),

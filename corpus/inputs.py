@@ -10,9 +10,12 @@ them with :func:`read_lines`, so each rule here holds for every input:
 * **A name before a glob.** An input that exists is that file, whatever characters its name holds
   (``part[1].tsv``); only an input that does not exist is a glob, as in the shell: relative to
   the current folder (``*.tsv``), ``**`` for any depth of folders.
-* **English files are partners.** A matched ``x.en`` that is the partner of a Czech input is read
-  as that pair's English side only; one that is no Czech file's partner is refused, never read as
+* **English files are partners.** A matched ``x.en`` that is the partner of a foreign input is read
+  as that pair's English side only; one that is no foreign file's partner is refused, never read as
   CzEng.
+* **The suffix names the language.** ``x.<code>`` is line-aligned input when ``<code>`` is one of
+  the run's source languages' codes (``--source-language de``: ``x.de``, ``x.deu``, ``x.ger``) and
+  its pairs' pivot is that language; every other input's pivot is the first source language.
 * **Regular files only.** A pipe (FIFO, process substitution ``/dev/fd/N``), device or socket is
   refused: an input is read more than once (hashed for the fingerprint, checked here, read by the
   pipeline, read again by a resumed run), and a pipe gives its bytes only once.
@@ -38,9 +41,9 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 
+from corpus import languages
 from corpus.errors import InputError
 from corpus.readers import (
-    ALIGNED_PARTNERS,
     InputUnit,
     Reject,
     aligned_partner,
@@ -48,7 +51,7 @@ from corpus.readers import (
     parse_input_spec,
 )
 
-ENGLISH_SUFFIXES = tuple(ALIGNED_PARTNERS.values())
+ENGLISH_SUFFIXES = languages.file_suffixes(languages.ENGLISH)
 # Compressed formats, known by their first bytes; only gzip is read (it is the one whose
 # checksums read_lines checks before keeping a line).
 COMPRESSIONS = {
@@ -64,28 +67,47 @@ GZIP_WBITS = 16 + zlib.MAX_WBITS  # zlib reads the gzip header and checks the tr
 FILE_KINDS = {stat.S_IFIFO: "pipe", stat.S_IFCHR: "character device", stat.S_IFBLK: "block device", stat.S_IFSOCK: "socket"}
 
 
-def resolve_inputs(spec: str) -> list[InputUnit]:
+def source_languages(spec: str) -> tuple[str, ...]:
+    """``--source-language``: comma-separated language codes, each as its standard code (the
+    first is the pivot of inputs whose name does not say theirs); InputError for one that is not."""
+    codes = tuple(dict.fromkeys(languages.standard_code(tag) for tag in spec.split(",") if tag.strip()))
+    if not codes:
+        raise InputError("--source-language is empty; give a language code such as cs or de")
+    if languages.ENGLISH in codes:
+        raise InputError("--source-language en: the source language is the foreign side, translated into English")
+    return codes
+
+
+def resolve_inputs(spec: str, source_language: str = languages.DEFAULT) -> list[InputUnit]:
     """The files of an input specification (corpus.readers.parse_input_spec) as units over real
     paths, each file in one unit, checked up front: an absent, special, empty or unreadable
-    file, or one compressed other than with gzip, is an InputError naming it, before any work."""
+    file, or one compressed other than with gzip, is an InputError naming it, before any work.
+    ``source_language``: as ``--source-language`` (source_languages)."""
+    codes = source_languages(source_language)
+    suffixes = {suffix: code for code in codes for suffix in languages.file_suffixes(code)}
+
+    def language_of(path: str) -> str:
+        return suffixes.get(os.path.splitext(path.removesuffix(".gz"))[1], codes[0])
+
     given: list[tuple[str, str | None]] = []
     for pattern, partner in parse_input_spec(spec):
         if partner:
             given.append((pattern, partner))
             continue
         for path in _files_named(pattern):
-            partner = aligned_partner(path)
+            partner = aligned_partner(path, suffixes)
             if partner and not os.path.lexists(partner):
                 raise InputError(f"{path} is line-aligned input but its partner {partner} is missing")
             given.append((path, partner))
-    units = {InputUnit(_regular_file(path), _regular_file(partner) if partner else None): path for path, partner in given}
+    units = {InputUnit(_regular_file(path), _regular_file(partner) if partner else None, language=language_of(path)): path
+             for path, partner in given}
     partners = {unit.partner for unit in units if unit.partner}
     for unit, spelled in list(units.items()):
         if unit.partner is None and unit.path in partners:
             del units[unit]  # the English side of a pair also given (or matched) as a file
         elif unit.partner is None and spelled.removesuffix(".gz").endswith(ENGLISH_SUFFIXES):
-            raise InputError(f"input {spelled} is the English side of a line-aligned pair: give its Czech file, "
-                             f"or write the pair as czech_file::{spelled}")
+            raise InputError(f"input {spelled} is the English side of a line-aligned pair: give its foreign file, "
+                             f"or write the pair as foreign_file::{spelled}")
     _each_file_once(units)
     for unit in units:
         for path in (unit.path, unit.partner):
@@ -143,14 +165,16 @@ def _regular_file(path: str) -> str:
 
 def _each_file_once(units: dict[InputUnit, str]) -> None:
     """InputError for a file in two units, or on both sides of one (e.g. one Czech file with two
-    English partners): its lines would be read twice, under one source name and the same ids."""
+    English partners): its lines would be read twice, under one source name and the same ids. An
+    English file that is the partner of several foreign files is their shared reference."""
     owner: dict[str, InputUnit] = {}
     for unit in units:
-        for path in (unit.path, unit.partner):
-            if path in owner:
-                raise InputError(f"input {path} is given twice ({_spec(owner[path])} and {_spec(unit)}); give each file once")
-            if path:
-                owner[path] = unit
+        if unit.path in owner:
+            raise InputError(f"input {unit.path} is given twice ({_spec(owner[unit.path])} and {_spec(unit)}); give each file once")
+        owner[unit.path] = unit
+    for unit in units:
+        if unit.partner in owner:
+            raise InputError(f"input {unit.partner} is given twice ({_spec(owner[unit.partner])} and {_spec(unit)}); give each file once")
 
 
 def _spec(unit: InputUnit) -> str:

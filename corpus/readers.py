@@ -6,8 +6,12 @@ same code serves plain files, gzip streams and tests. Line numbers are 1-based.
 
 Input specifications (``parse_input_spec``), comma-separated:
   * ``path/or/glob`` of CzEng 1.6 plaintext files (gzip or plain): id, filter score, Czech, English;
-  * ``x.cs`` (or ``x.ces``) alone: line-aligned with ``x.en`` (or ``x.eng``) beside it;
-  * ``czech_file::english_file``: an explicit line-aligned pair (e.g. WMT ``src.cs`` with ``ref.A.en``).
+  * ``x.cs`` (or ``x.ces``; ``x.de``, ``x.deu`` … for ``--source-language de``) alone: line-aligned
+    with ``x.en`` (or ``x.eng``) beside it;
+  * ``foreign_file::english_file``: an explicit line-aligned pair (e.g. WMT ``src.cs`` with ``ref.A.en``).
+
+Each pair carries its pivot language (the foreign side's, ``pivot``): the one its file's suffix
+names, else the run's first source language.
 """
 
 from __future__ import annotations
@@ -24,7 +28,6 @@ from corpus.ids import line_id
 
 DEFAULT_MAX_LINE_BYTES = 10_000
 RAW_KEEP_CHARS = 1_000
-ALIGNED_PARTNERS = {".cs": ".en", ".ces": ".eng"}
 # Invisible formatting, removed from the text: zero-width characters (U+FEFF is also the byte
 # order mark), bidirectional marks, embeddings, overrides and isolates. They change no word,
 # yet make equal sentences differ and can reorder what a reader sees.
@@ -47,7 +50,8 @@ class BitextRecord:
     line: int
     domain: str
     czeng_score: float | None
-    cs: str
+    pivot: str
+    foreign: str
     en: str
 
 
@@ -79,13 +83,14 @@ class Reject:
 
 @dataclass(frozen=True, slots=True)
 class InputUnit:
-    """One thing to read: a CzEng/ParaNMT file, or a Czech file with its English partner.
+    """One thing to read: a CzEng/ParaNMT file, or a foreign file with its English partner.
     ``name`` tells it from the run's other inputs (see :func:`distinct_names`); it defaults to
-    the file name."""
+    the file name. ``language``: its pivot language (corpus.languages.standard_code)."""
 
     path: str
     partner: str | None = None
     name: str = ""
+    language: str = "cs"
 
     @property
     def source(self) -> str:
@@ -94,9 +99,15 @@ class InputUnit:
 
     @property
     def stem(self) -> str:
-        """Source without the language suffix (and without .gz): the id prefix of aligned input."""
+        """Source without the language suffix (and without .gz)."""
         name = self.source.removesuffix(".gz")
         return os.path.splitext(name)[0] if self.partner else name
+
+    @property
+    def id_prefix(self) -> str:
+        """The ids of aligned input: the stem and the pivot language (``newstest2013.de``), so
+        that the foreign sides of one English file (multi-parallel data) have ids of their own."""
+        return f"{self.stem}.{self.language}"
 
     @property
     def domain(self) -> str:
@@ -126,20 +137,24 @@ def parse_input_spec(spec: str) -> list[tuple[str, str | None]]:
             continue
         cs_path, sep, en_path = item.partition("::")
         if sep and not (cs_path and en_path):
-            raise InputError(f"input {item!r}: write an aligned pair as czech_file::english_file")
+            raise InputError(f"input {item!r}: write an aligned pair as foreign_file::english_file")
         items.append((cs_path, en_path or None))
     if not items:
         raise InputError("no input given")
     return items
 
 
-def aligned_partner(path: str) -> str | None:
-    """The English file beside a line-aligned Czech file (``x.cs`` → ``x.en``, ``x.ces.gz`` →
-    ``x.eng.gz``), or None for CzEng-format files."""
-    compressed = path.endswith(".gz")
+def aligned_partner(path: str, foreign_suffixes: dict[str, str]) -> str | None:
+    """The English file beside a line-aligned foreign file (``x.cs`` → ``x.en``, ``x.ces.gz`` →
+    ``x.eng.gz``, ``x.deu`` → ``x.eng``; the other spelling of English where only it exists), or
+    None for CzEng-format files. ``foreign_suffixes``: suffix → language of the run's languages."""
+    compressed = ".gz" if path.endswith(".gz") else ""
     stem, suffix = os.path.splitext(path.removesuffix(".gz"))
-    partner_suffix = ALIGNED_PARTNERS.get(suffix)
-    return stem + partner_suffix + (".gz" if compressed else "") if partner_suffix else None
+    if suffix not in foreign_suffixes:
+        return None
+    two_letters = len(suffix) == len(".cs")
+    candidates = [stem + english + compressed for english in ((".en", ".eng") if two_letters else (".eng", ".en"))]
+    return next((candidate for candidate in candidates if os.path.lexists(candidate)), candidates[0])
 
 
 def _decode(raw: bytes, source: str, line: int, max_line_bytes: int) -> str | Reject:
@@ -190,9 +205,9 @@ def _tab_fields(
 
 
 def iter_czeng(
-    lines: Iterable[bytes | Reject], source: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+    lines: Iterable[bytes | Reject], source: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, pivot: str = "cs"
 ) -> Iterator[BitextRecord | Reject]:
-    """CzEng 1.6 plaintext: ``id<TAB>filter score<TAB>Czech<TAB>English``."""
+    """CzEng 1.6 plaintext: ``id<TAB>filter score<TAB>foreign (Czech)<TAB>English``."""
     for item in _tab_fields(lines, source, 4, max_line_bytes):
         if isinstance(item, Reject):
             yield item
@@ -212,7 +227,7 @@ def iter_czeng(
         if empty := _empty_sides(cs, en):
             yield Reject.of(source, number, "empty_side", empty, raw)
             continue
-        yield BitextRecord(pair_id, source, number, pair_id.split("-", 1)[0], score, cs, en)
+        yield BitextRecord(pair_id, source, number, pair_id.split("-", 1)[0], score, pivot, cs, en)
 
 
 def _finite_float(text: str) -> float | None:
@@ -224,7 +239,7 @@ def _finite_float(text: str) -> float | None:
 
 
 def _empty_sides(cs: str, en: str) -> str:
-    sides = [name for name, text in (("Czech", cs), ("English", en)) if not text]
+    sides = [name for name, text in (("foreign", cs), ("English", en)) if not text]
     return " and ".join(sides) + " side empty" if sides else ""
 
 
@@ -236,7 +251,7 @@ def iter_aligned(
 ) -> Iterator[BitextRecord | Reject]:
     """Two line-aligned files; lines past the end of the shorter file are ``misaligned`` rejects;
     a Reject in place of a line (either side's) is the pair's."""
-    source, stem, domain = unit.source, unit.stem, unit.domain
+    source, domain = unit.source, unit.domain
     partner = os.path.basename(unit.partner or "")
     for number, (cs_raw, en_raw) in enumerate(zip_longest(cs_lines, en_lines), start=1):
         if isinstance(cs_raw, Reject) or isinstance(en_raw, Reject):
@@ -259,7 +274,7 @@ def iter_aligned(
         if empty := _empty_sides(cs, en):
             yield Reject.of(source, number, "empty_side", empty, both)
             continue
-        yield BitextRecord(line_id(stem, number), source, number, domain, None, cs, en)
+        yield BitextRecord(line_id(unit.id_prefix, number), source, number, domain, None, unit.language, cs, en)
 
 
 def iter_paranmt(

@@ -1,4 +1,4 @@
-"""BackTranslate: ``bitext`` shards → RunInference (cs→en, beam 12) → ``pairs`` shards, same numbers.
+"""BackTranslate: ``bitext`` shards → RunInference (foreign→en, beam 12) → ``pairs`` shards, same numbers.
 
 Each bitext shard is read in chunks of ``chunk_rows`` rows (in the shard's id order), and a chunk
 is the unit of inference: the model handler sorts the chunk's sentences by length, batches them
@@ -43,7 +43,7 @@ from pipelines.progress import UNWATCHED, Marks, Tally
 
 STAGE = "backtranslate"
 log = logging.getLogger(__name__)
-_BITEXT_COLUMNS = ["id", "source", "line", "domain", "czeng_score", "cs", "en", "en_tok"]
+_BITEXT_COLUMNS = ["id", "source", "line", "domain", "czeng_score", "pivot", "foreign", "en", "en_tok"]
 
 
 def pending_shards(bitext_files: list[str], pairs_dir: str) -> list[str]:
@@ -116,7 +116,7 @@ class TranslatorHandler(ModelHandler[pa.RecordBatch, PredictionResult, Translato
         self._started = self._started or time.time()
         results = []
         for chunk in batch:
-            hypotheses = model.translate(chunk.column("cs").to_pylist())
+            hypotheses = model.translate(chunk.column("foreign").to_pylist(), chunk.column("pivot").to_pylist())
             results.append(PredictionResult(chunk, hypotheses))
             self._translated += chunk.num_rows
             self.marks.add("translated", chunk.num_rows)
@@ -135,8 +135,8 @@ def shard_tables(results: list[PredictionResult]) -> tuple[pa.Table, pa.Table]:
     kept = pa.array([h is not None for h in hypotheses], pa.bool_())
     good = [h for h in hypotheses if h is not None]
     translated = rows.filter(kept)
-    pairs = translated.select(["id", "source", "domain", "czeng_score", "cs", "en"]).rename_columns(
-        ["id", "source", "domain", "czeng_score", "cs", "reference"]
+    pairs = translated.select(["id", "source", "domain", "czeng_score", "pivot", "foreign", "en"]).rename_columns(
+        ["id", "source", "domain", "czeng_score", "pivot", "foreign", "reference"]
     )
     translations = [h.text for h in good]
     pairs = pairs.append_column("translation", pa.array(translations, pa.string()))
@@ -153,8 +153,8 @@ def shard_tables(results: list[PredictionResult]) -> tuple[pa.Table, pa.Table]:
         "source": dropped.column("source"),
         "line": dropped.column("line"),
         "reason": ["empty_source"] * dropped.num_rows,
-        "detail": [f"pair {pair_id}: the Czech side has no sentencepiece piece" for pair_id in dropped.column("id").to_pylist()],
-        "raw": [f"{cs}\t{en}" for cs, en in zip(dropped.column("cs").to_pylist(), dropped.column("en").to_pylist(), strict=True)],
+        "detail": [f"pair {pair_id}: the foreign side has no piece" for pair_id in dropped.column("id").to_pylist()],
+        "raw": [f"{foreign}\t{en}" for foreign, en in zip(dropped.column("foreign").to_pylist(), dropped.column("en").to_pylist(), strict=True)],
     })
     return pairs, rejects
 

@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
+import schemas
 from corpus.deciles import check_scores
 from corpus.ids import id_hashes
 from corpus.outputs import reading
@@ -60,7 +61,7 @@ def with_pairs(scored_path: str, pairs_path: str, batch_rows: int = BATCH_ROWS) 
     the same number, holds the same rows in the same order (ScorePairs writes them so), so
     equal-sized batches of the two files line up; their ids are compared, so a shard scored from
     other pairs fails."""
-    pairs = iter_tables(pairs_path, batch_rows=batch_rows)
+    pairs = (schemas.upgraded(table) for table in iter_tables(pairs_path, batch_rows=batch_rows))
     for scored in iter_tables(scored_path, batch_rows=batch_rows):
         rows = next(pairs, None)
         if rows is None or not rows.column("id").equals(scored.column("id")):

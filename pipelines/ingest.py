@@ -37,7 +37,7 @@ def read_unit(unit: InputUnit, max_line_bytes: int, chunk_lines: int = CHUNK_LIN
     if unit.partner:
         records = readers.iter_aligned(read_lines(unit.path, unit.source, damage), read_lines(unit.partner, unit.source, damage), unit, max_line_bytes)
     else:
-        records = readers.iter_czeng(read_lines(unit.path, unit.source, damage), unit.source, max_line_bytes)
+        records = readers.iter_czeng(read_lines(unit.path, unit.source, damage), unit.source, max_line_bytes, unit.language)
     return chunked(records, damage, chunk_lines)
 
 
@@ -72,7 +72,7 @@ class TokenizeChunk(beam.DoFn):
         en_toks = english_tokens(r.en for r in good)
         for record, en_tok, en_n_tokens in zip(good, en_toks, token_counts(en_toks).tolist(), strict=True):
             row = (record.id, record.source, record.line, record.domain, record.czeng_score,
-                   record.cs, record.en, en_tok, en_n_tokens)
+                   record.pivot, record.foreign, record.en, en_tok, en_n_tokens)
             by_shard[shard_of(record.id, self.num_shards)].append(row)
         # One element per (chunk, shard) instead of one per row: the shuffle moves lists.
         yield from sorted(by_shard.items())
@@ -95,7 +95,7 @@ class WriteBitextShard(beam.DoFn):
             if kept and kept[-1][0] == row[0]:
                 first = kept[-1]
                 detail = f"id {row[0]!r} already read from {first[1]} line {first[2]}"
-                yield beam.pvalue.TaggedOutput(self.REJECTS, Reject.of(row[1], row[2], "duplicate_id", detail, f"{row[5]}\t{row[6]}"))
+                yield beam.pvalue.TaggedOutput(self.REJECTS, Reject.of(row[1], row[2], "duplicate_id", detail, f"{row[6]}\t{row[7]}"))
             else:
                 kept.append(row)
         columns = list(zip(*kept, strict=True))

@@ -77,7 +77,8 @@ class WriteReleaseShard(beam.DoFn):
             "source": [r.source for r in kept],
             "domain": [InputUnit(r.source).domain for r in kept],  # the file name up to its first dot
             "czeng_score": pa.nulls(n, pa.float64()),
-            "cs": [""] * n,
+            "pivot": ["cs"] * n,  # ParaNMT-50M was back-translated from CzEng's Czech side, which it does not carry
+            "foreign": [""] * n,
             "reference": references,
             "translation": translations,
             "trans_score": [r.score for r in kept],

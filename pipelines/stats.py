@@ -6,11 +6,13 @@ Each batch contributes only its k smallest per domain, and a combiner keeps the 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import apache_beam as beam
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
@@ -87,13 +89,23 @@ def build_domain_sample(pipeline: beam.Pipeline, files: list[str], per_domain: i
     )
 
 
+def pairs_per_pivot(corpus_files: list[str]) -> dict[str, int]:
+    """The corpus's pairs by pivot language (one column read), sorted by language."""
+    counts: Counter[str] = Counter()
+    for path in corpus_files:
+        for table in iter_tables(path, ["pivot"]):
+            counts.update(dict(zip(*(column.to_pylist() for column in pc.value_counts(table.column("pivot")).flatten()), strict=True)))
+    return dict(sorted(counts.items()))
+
+
 def write_corpus_stats(
     run_pipeline: RunPipeline, corpus_files: list[str], per_domain: int, word_counts: str, out_dir: str, report: Report | None = None
-) -> dict[str, dict]:
+) -> tuple[dict[str, dict], dict[str, int]]:
     """Table 2 of each domain (and of all) on a sample of ``per_domain`` pairs each: the sample
     (sample.parquet), the statistics (stats.json) and the table (stats.md) in the local
-    ``out_dir``; IDF from the ``word_counts`` file (empty: no IDF row). Returns the statistics;
-    ``report`` gets the files sampled while the pipeline runs."""
+    ``out_dir``; IDF from the ``word_counts`` file (empty: no IDF row), and the pairs per pivot
+    language. Returns the statistics and the pairs per pivot; ``report`` gets the files sampled
+    while the pipeline runs."""
     sample_path = Path(out_dir, "sample.parquet")
     with marking(str(Path(out_dir, "_sample-progress"))) as marks:
         tally = Tally(marks.counter("file"), len(corpus_files), "corpus files sampled", "files")
@@ -101,5 +113,7 @@ def write_corpus_stats(
     idf = Idf(load_word_counts(word_counts)) if word_counts else None
     stats = domain_table2(pq.read_table(sample_path), idf)
     Path(out_dir, "stats.json").write_text(json.dumps(stats, indent=2) + "\n")
-    Path(out_dir, "stats.md").write_text(table2_markdown(stats))
-    return stats
+    pivots = pairs_per_pivot(corpus_files)
+    stats_md = table2_markdown(stats) + "\nPairs per pivot language: " + ", ".join(f"{pivot} {count}" for pivot, count in pivots.items()) + "\n"
+    Path(out_dir, "stats.md").write_text(stats_md)
+    return stats, pivots

@@ -17,7 +17,8 @@ _BITEXT_FIELDS = [
     pa.field("line", pa.int64(), nullable=False),
     pa.field("domain", pa.string(), nullable=False),
     pa.field("czeng_score", pa.float64()),
-    pa.field("cs", pa.string(), nullable=False),
+    pa.field("pivot", pa.string(), nullable=False),
+    pa.field("foreign", pa.string(), nullable=False),
     pa.field("en", pa.string(), nullable=False),
     pa.field("en_tok", pa.string(), nullable=False),
     pa.field("en_n_tokens", pa.int32(), nullable=False),
@@ -29,11 +30,12 @@ _PROVENANCE_FIELDS = [
     pa.field("source", pa.string(), nullable=False),
     pa.field("domain", pa.string(), nullable=False),
     pa.field("czeng_score", pa.float64()),
+    pa.field("pivot", pa.string(), nullable=False),
 ]
 
 _PAIRS_FIELDS = [
     *_PROVENANCE_FIELDS,
-    pa.field("cs", pa.string(), nullable=False),
+    pa.field("foreign", pa.string(), nullable=False),
     pa.field("reference", pa.string(), nullable=False),
     pa.field("translation", pa.string(), nullable=False),
     pa.field("trans_score", pa.float64(), nullable=False),
@@ -78,20 +80,41 @@ def _schema(name: str, version: int, fields: list[pa.Field]) -> pa.Schema:
     return pa.schema(fields, metadata={VERSION_KEY: f"{name}/{version}".encode()})
 
 
-BITEXT = _schema("bitext", 2, _BITEXT_FIELDS)
+BITEXT = _schema("bitext", 3, _BITEXT_FIELDS)
 REJECTS = _schema("rejects", 1, _REJECTS_FIELDS)
-PAIRS = _schema("pairs", 2, _PAIRS_FIELDS)
+PAIRS = _schema("pairs", 3, _PAIRS_FIELDS)
 # The scores of every pair, keyed by id and in the rows' order of its pairs shard (the corpus joins
 # the two); trans_score is copied from the pairs so that every ranked score is here.
 SCORED = _schema("scored", 5, [field for field in _PAIRS_FIELDS if field.name in ("id", "trans_score")] + _SCORE_FIELDS)
-CORPUS = _schema("corpus", 4, [*_PAIRS_FIELDS, *_SCORE_FIELDS, *_DECILE_FIELDS])
+CORPUS = _schema("corpus", 5, [*_PAIRS_FIELDS, *_SCORE_FIELDS, *_DECILE_FIELDS])
 # The corpus is hive-partitioned by decile_pp: that column lives in the directory names
 # (decile_pp=<d>/), so each file holds every CORPUS column but it.
-CORPUS_FILE = _schema("corpus", 4, [field for field in CORPUS if field.name != "decile_pp"])
+CORPUS_FILE = _schema("corpus", 5, [field for field in CORPUS if field.name != "decile_pp"])
 # A training selection: corpus rows in plain (unpartitioned) files.
-TRAINING = _schema("training", 4, list(CORPUS))
+TRAINING = _schema("training", 5, list(CORPUS))
 
 ALL = {"bitext": BITEXT, "rejects": REJECTS, "pairs": PAIRS, "scored": SCORED, "corpus": CORPUS, "training": TRAINING}
+
+
+# Datasets written by paranmt 0.3 (bitext/2, pairs/2, corpus/4, training/4) name the foreign side
+# ``cs`` and have no ``pivot``: read as today's, Czech pivots.
+_RENAMED = {"cs": "foreign"}
+_ADDED = {"pivot": "cs"}
+
+
+def upgraded(table: pa.Table) -> pa.Table:
+    """``table`` with the columns of a dataset written by 0.3 renamed and added as today's."""
+    names = [_RENAMED.get(name, name) if _RENAMED.get(name) not in table.column_names else name for name in table.column_names]
+    table = table.rename_columns(names)
+    for name, value in _ADDED.items():
+        if name not in table.column_names and "foreign" in table.column_names:
+            table = table.add_column(table.column_names.index("foreign"), name, pa.array([value] * table.num_rows, pa.string()))
+    return table
+
+
+def upgraded_names(names: list[str]) -> list[str]:
+    """The column names a dataset written by 0.3 has once read (``upgraded``)."""
+    return upgraded(pa.table({name: pa.nulls(0) for name in names})).column_names
 
 
 class SchemaError(ValueError):

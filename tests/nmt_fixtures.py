@@ -54,7 +54,8 @@ def bitext_table(pairs: list[tuple[str, str]], source: str = "toy") -> pa.Table:
         "line": list(range(1, count + 1)),
         "domain": [source] * count,
         "czeng_score": [None] * count,
-        "cs": [cs for cs, _ in pairs],
+        "pivot": ["cs"] * count,
+        "foreign": [cs for cs, _ in pairs],
         "en": [en for _, en in pairs],
         "en_tok": en_tok,
         "en_n_tokens": [len(tokens.split()) for tokens in en_tok],
@@ -76,7 +77,7 @@ def build_tiny_nmt(root: Path) -> TinyNmt:
     bitext = root / "bitext.parquet"
     schemas.write_table(bitext_table(toy_pairs(2000, seed=1)), schemas.BITEXT, str(bitext))
     spm_path = root / "spm.model"
-    spm.train((s for column in ("cs", "en") for s in spm.bitext_column([str(bitext)], column)), spm_path,
+    spm.train((s for column in ("foreign", "en") for s in spm.bitext_column([str(bitext)], column)), spm_path,
               spm.SpmConfig(vocab_size=200))
     binarize.binarize_bitext([str(bitext)], {"cs": spm_path, "en": spm_path}, root / "data-bin", valid_size=100, max_pieces=255)
     logs: list[list[str]] = []

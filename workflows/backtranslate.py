@@ -1,4 +1,4 @@
-"""BackTranslate: the Czech side of the bitext → English, paired with the original English (``pairs``)."""
+"""BackTranslate: the foreign side of the bitext → English, paired with the original English (``pairs``)."""
 
 from __future__ import annotations
 
@@ -25,11 +25,11 @@ from pipelines.progress import marking, progress_while_running
 from workflows.base import StageTask
 from workflows.config import config_from, count_parameter, paranmt, with_settings
 from workflows.ingest import IngestBitext
-from workflows.nmt import ConvertTranslator, UsesGpu, model_task
+from workflows.nmt import TranslatorChoice, UsesGpu
 
 
 @with_settings(DecodeOptions)
-class BackTranslate(UsesGpu, StageTask):
+class BackTranslate(UsesGpu, TranslatorChoice, StageTask):
     """Translate every bitext shard with beam search (RunInference) into the ``pairs`` dataset.
 
     Resumable per shard: finished ``pairs`` shards in the partial output survive a restart and
@@ -39,8 +39,6 @@ class BackTranslate(UsesGpu, StageTask):
     stage = "backtranslate"
     keeps_partial_output = True
 
-    inputs = IngestBitext.inputs
-    translator = ConvertTranslator.translator
     engine = luigi.ChoiceParameter(default="ctranslate2", choices=ENGINES, description="ctranslate2 (fast, default) or fairseq (its own generator).")
     chunk_rows = count_parameter(default=4096, description="Sentences per inference element, sorted by length inside.")
     device = luigi.ChoiceParameter(default="auto", choices=["auto", "cpu", "cuda"], description="auto: the GPU when the engine can use one (CTranslate2 needs the gpu extra).")
@@ -49,7 +47,7 @@ class BackTranslate(UsesGpu, StageTask):
     share_model = luigi.BoolParameter(default=False, significant=False, description="On the CPU too: one model per machine, shared by the worker processes (on a GPU it always is).")
 
     def requires(self):
-        return {"bitext": IngestBitext(inputs=self.inputs), "model": model_task(self.inputs, self.engine, self.translator)}
+        return {"bitext": IngestBitext(**self.input_params()), "model": self.model_task(self.engine)}
 
     def _threads(self, device: str) -> int:
         if self.threads or device != "cpu" or paranmt().runner != "DirectRunner":
@@ -91,6 +89,7 @@ class BackTranslate(UsesGpu, StageTask):
             "device": device,
             "compute_type": self.compute_type,
             "model_fingerprint": model.fingerprint(self.engine),
+            "model": model.name or "the project's own model",
             "rows": {"pairs": rows, "truncated": truncated},
             "rejects": {"total": sum(rejects.values()), "by_reason": rejects},
             "translated_this_run": translated,

@@ -7,15 +7,18 @@ from corpus.outputs import read_json
 from models.nmt.translate import ENGINES
 from workflows.central_scheduler import WorkDirectoryTask
 from workflows.corpus import AssignDeciles
-from workflows.ingest import IngestBitext
+from workflows.ingest import IngestBitext, TranslatorChoice
 from workflows.nmt import TrainTranslator, without_empty
 
 
 class BuildParaNMT(WorkDirectoryTask, luigi.WrapperTask):
-    """Ingest the bitext, train (or take) the cs→en model, back-translate the Czech side, score the
-    pairs and rank them into deciles: the Parquet corpus and its summary (summary.md, printed)."""
+    """Ingest the bitext, train the cs→en model (or take a given or published translator), back-translate
+    the foreign side, score the pairs and rank them into deciles: the Parquet corpus and its summary
+    (summary.md, printed)."""
 
     inputs = IngestBitext.inputs
+    source_language = IngestBitext.source_language
+    translator = TranslatorChoice.translator
     preset = luigi.Parameter(default="", description="TrainTranslator preset (tiny, small, base, big); empty: its configured one.")
     checkpoint = TrainTranslator.checkpoint
     dict_dir = TrainTranslator.dict_dir
@@ -30,7 +33,7 @@ class BuildParaNMT(WorkDirectoryTask, luigi.WrapperTask):
     def requires(self):
         translator_params = without_empty(preset=self.preset, checkpoint=self.checkpoint, dict_dir=self.dict_dir,
                                           spm_model=self.spm_model, spm_target_model=self.spm_target_model, model_dir=self.model_dir)
-        return AssignDeciles(inputs=self.inputs, translator=translator_params, **without_empty(
+        return AssignDeciles(inputs=self.inputs, source_language=self.source_language, translator=self.translator, nmt=translator_params, **without_empty(
             engine=self.engine, pairs=self.pairs, pp_vectors=self.pp_vectors, pp_encoder=self.pp_encoder))
 
     def result_summary(self) -> str:

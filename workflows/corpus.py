@@ -38,7 +38,7 @@ from pipelines.stats import write_corpus_stats
 from workflows.base import StageTask, in_workdir, read_manifest
 from workflows.config import AbsolutePath, config_from, count_parameter, with_settings
 from workflows.encoders import EvaluateSTS, TrainEncoder
-from workflows.ingest import IngestBitext, ReadsRawFiles
+from workflows.ingest import ReadsRawFiles, TranslatorChoice
 
 
 class ImportParaphrases(ReadsRawFiles):
@@ -71,11 +71,9 @@ class ImportParaphrases(ReadsRawFiles):
         }
 
 
-class ReadsPairs:
+class ReadsPairs(TranslatorChoice):
     """Parameters and helpers of every task that reads the ``pairs`` dataset."""
 
-    inputs = IngestBitext.inputs
-    translator = luigi.DictParameter(default={}, description="TrainTranslator parameters for BackTranslate (e.g. a given checkpoint).")
     engine = luigi.Parameter(default="", description="Translation engine for BackTranslate; empty: its configured one.")
     pairs = luigi.Parameter(
         default="",
@@ -84,7 +82,7 @@ class ReadsPairs:
     )
 
     def pairs_params(self) -> dict:
-        return {"inputs": self.inputs, "translator": self.translator, "engine": self.engine, "pairs": self.pairs}
+        return {**self.input_params(), "translator": self.translator, "nmt": self.nmt, "engine": self.engine, "pairs": self.pairs}
 
     def pairs_task(self) -> StageTask | None:
         """The stage that writes the pairs (None when --pairs names an existing dataset)."""
@@ -92,7 +90,7 @@ class ReadsPairs:
             from workflows.backtranslate import BackTranslate  # the NMT stages load only when used
             from workflows.nmt import without_empty
 
-            return BackTranslate(inputs=self.inputs, translator=self.translator, **without_empty(engine=self.engine))
+            return BackTranslate(**self.input_params(), translator=self.translator, nmt=self.nmt, **without_empty(engine=self.engine))
         if Path(self.pairs).is_dir():
             return None
         return ImportParaphrases(files=self.pairs)
@@ -128,7 +126,7 @@ def check_pairs_dataset(directory: str) -> None:
         raise InputError(f"--pairs {directory}: no Parquet files (part-*.parquet) in it")
     for path in files:
         with reading(path, "--pairs must name a pairs dataset (a BackTranslate or ImportParaphrases output's pairs/)"):
-            names = pq.read_schema(path).names
+            names = schemas.upgraded_names(pq.read_schema(path).names)
         if missing := [name for name in schemas.PAIRS.names if name not in names]:
             raise InputError(f"--pairs {directory}: {path} has no column {', '.join(missing)}: it is not a pairs dataset "
                              "(a BackTranslate or ImportParaphrases output's pairs/, columns in schemas/COLUMNS.md)")
@@ -340,6 +338,6 @@ class CorpusStats(StageTask):
 
     def build(self, partial_dir: Path) -> dict:
         files, _ = self.requires().committed("corpus")
-        stats = write_corpus_stats(self.runner_for(files), files, self.per_domain, self.word_counts, str(partial_dir), self.progress)
+        stats, pivots = write_corpus_stats(self.runner_for(files), files, self.per_domain, self.word_counts, str(partial_dir), self.progress)
         print((partial_dir / "stats.md").read_text())
-        return {"domains": sorted(stats), "sampled": {domain: entry["sentences"] for domain, entry in stats.items()}}
+        return {"domains": sorted(stats), "sampled": {domain: entry["sentences"] for domain, entry in stats.items()}, "pairs_per_pivot": pivots}

@@ -9,12 +9,14 @@ from pathlib import Path
 import luigi
 
 import schemas
+from corpus import languages
 from corpus.errors import InputError
-from corpus.inputs import resolve_inputs
+from corpus.inputs import resolve_inputs, source_languages
 from corpus.readers import DEFAULT_MAX_LINE_BYTES, InputUnit
 from pipelines import io
 from pipelines.ingest import ingest
 from workflows.base import StageTask, log
+from workflows.config import AbsolutePath
 
 # Share of an input's lines that, rejected, earns a warning on the console.
 REJECTED_SHARE_WARNING = 0.05
@@ -31,6 +33,7 @@ class ReadsRawFiles(StageTask):
 
     num_shards = luigi.IntParameter(default=8, description="Number of Parquet shards (rows go to hash(id) mod shards).")
     max_line_bytes = luigi.IntParameter(default=DEFAULT_MAX_LINE_BYTES, description="Longer input lines are rejected as too_long.")
+    source_language = languages.DEFAULT  # IngestBitext's parameter; other raw files have no pivot
 
     def resolved_inputs(self) -> str:
         """The input specification (corpus.readers.parse_input_spec)."""
@@ -40,7 +43,7 @@ class ReadsRawFiles(StageTask):
     def units(self) -> list[InputUnit]:
         """The inputs, resolved and checked (corpus.inputs.resolve_inputs) once per task: the
         fingerprint, computed many times per run, would otherwise reopen every file each time."""
-        return resolve_inputs(self.resolved_inputs())
+        return resolve_inputs(self.resolved_inputs(), self.source_language)
 
     def check_inputs(self) -> None:
         for name in ("num_shards", "max_line_bytes"):
@@ -69,14 +72,19 @@ class ReadsRawFiles(StageTask):
 
 
 class IngestBitext(ReadsRawFiles):
-    """Read CzEng 1.6 / line-aligned Czech–English files into sharded, validated Parquet."""
+    """Read CzEng 1.6 / line-aligned foreign–English files into sharded, validated Parquet."""
 
     stage = "ingest"
 
     inputs = luigi.Parameter(
         default="",
         description="Comma-separated inputs: CzEng files or globs (gzip or plain), x.cs files "
-        "(x.en beside them), or czech_file::english_file pairs. Empty: the embedded demo corpus.",
+        "(x.en beside them; x.de … for --source-language de), or foreign_file::english_file pairs. Empty: the embedded demo corpus.",
+    )
+    source_language = luigi.Parameter(
+        default=languages.DEFAULT,
+        description="The foreign side's language (ISO 639: cs, de, deu …), or several, comma-separated, for "
+        "multi-parallel inputs (x.de, x.fr beside one x.en): a file's suffix names its language, others are in the first.",
     )
 
     def resolved_inputs(self) -> str:
@@ -98,5 +106,48 @@ class IngestBitext(ReadsRawFiles):
         return {
             "schema": {"bitext": schemas.version_of(schemas.BITEXT), "rejects": schemas.version_of(schemas.REJECTS)},
             "rows": {"bitext": rows},
+            "languages": {"source": list(source_languages(self.source_language)), "target": languages.ENGLISH},
             "rejects": rejects,
         }
+
+
+class ReadsBitext:
+    """The parameters of a stage downstream of IngestBitext that name its input, passed on as given."""
+
+    inputs = IngestBitext.inputs
+    source_language = IngestBitext.source_language
+
+    def input_params(self) -> dict:
+        return {"inputs": self.inputs, "source_language": self.source_language}
+
+
+class TranslatorChoice(ReadsBitext):
+    """The parameters that choose the model of a translating stage: a published translator's
+    folder (``--translator``), or the project's own model (``nmt``: TrainTranslator's parameters)."""
+
+    translator = AbsolutePath(default="", description="A translator's folder: a Hugging Face Marian (OPUS-MT), M2M-100 or NLLB-200 model, a CTranslate2 model with its tokenizer, or a fairseq model folder (checkpoint, dictionaries, sentencepiece). Empty: the project's own cs→en model.")
+    nmt = luigi.DictParameter(default={}, description="TrainTranslator parameters (e.g. a given checkpoint, a preset).")
+
+    def model_task(self, engine: str) -> StageTask:
+        """The stage whose ``nmt.json`` ``engine`` loads: an imported published model, the converted
+        model for CTranslate2, the checkpoint for fairseq."""
+        from models.nmt import published
+        from models.nmt.translate import ENGINES
+        from workflows.nmt import (  # the NMT stages load only when used
+            ConvertTranslator,
+            ImportTranslator,
+            TrainTranslator,
+        )
+
+        if engine not in ENGINES:
+            raise InputError(f"unknown engine {engine!r}; choose one of {ENGINES}")
+        nmt = dict(self.nmt)
+        if self.translator:
+            if published.translator_kind(self.translator) != "fairseq":
+                if engine != "ctranslate2":
+                    raise InputError(f"--translator {self.translator}: the {engine} engine takes fairseq models only; use --engine ctranslate2")
+                return ImportTranslator(translator=self.translator, source_language=self.source_language)
+            nmt["model_dir"] = self.translator
+        if engine == "ctranslate2":
+            return ConvertTranslator(**self.input_params(), nmt=nmt)
+        return TrainTranslator(**self.input_params(), **nmt)

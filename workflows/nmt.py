@@ -16,13 +16,14 @@ import luigi
 
 from corpus.errors import InputError
 from corpus.files import write_atomically
+from corpus.inputs import source_languages
 from corpus.outputs import DamagedOutput
-from models.nmt import binarize, convert, evaluate, export, fairseq_train, spm
+from models.nmt import binarize, convert, evaluate, export, fairseq_train, published, spm
 from models.nmt.devices import resolve_device
 from models.nmt.translate import ENGINES, DecodeOptions, NmtModel, load_translator
 from workflows.base import StageTask
 from workflows.config import AbsolutePath, config_from, paranmt, with_settings
-from workflows.ingest import IngestBitext
+from workflows.ingest import IngestBitext, ReadsBitext, TranslatorChoice
 
 SHARED_DATA = Path(os.environ.get("PARANMT_SHARED_DATA", "../shared/data"))
 WMT21 = SHARED_DATA / "csen" / "wmt21"
@@ -60,12 +61,11 @@ class WritesNmtModel(StageTask):
         return super().damage()
 
 
-class TrainSentencePiece(StageTask):
+class TrainSentencePiece(ReadsBitext, StageTask):
     """Train the sentencepiece vocabulary of the NMT model on the ingested bitext."""
 
     stage = "nmt-spm"
 
-    inputs = IngestBitext.inputs
     vocab_size = luigi.IntParameter(default=32_000, description="Pieces per model; a soft limit, small corpora get fewer.")
     model_type = luigi.ChoiceParameter(default="unigram", choices=["unigram", "bpe", "char", "word"], description="Sentencepiece model type.")
     joint = luigi.BoolParameter(default=True, parsing=luigi.BoolParameter.EXPLICIT_PARSING, description="One model for Czech and English (shared embeddings) instead of one per language.")
@@ -74,7 +74,7 @@ class TrainSentencePiece(StageTask):
     seed = luigi.IntParameter(default=1, description="Sampling seed.")
 
     def requires(self):
-        return IngestBitext(inputs=self.inputs)
+        return IngestBitext(**self.input_params())
 
     def model_paths(self, root: Path | None = None) -> dict[str, Path]:
         root = root or self.output_dir
@@ -93,7 +93,7 @@ class TrainSentencePiece(StageTask):
 
 
 @with_settings(fairseq_train.TrainConfig)
-class TrainTranslator(UsesGpu, WritesNmtModel):
+class TrainTranslator(UsesGpu, ReadsBitext, WritesNmtModel):
     """Binarize the bitext and train a cs→en Transformer with fairseq (or take a given checkpoint).
 
     Checkpoints stay in the partial output directory across restarts: a killed training resumes
@@ -103,7 +103,6 @@ class TrainTranslator(UsesGpu, WritesNmtModel):
     stage = "nmt-train"
     keeps_partial_output = True
 
-    inputs = IngestBitext.inputs
     valid_size = luigi.IntParameter(default=3000, description="About this many pairs (by id hash) are held out for validation.")
     device = luigi.ChoiceParameter(default="auto", choices=["auto", "cpu", "cuda"], description="Train on the GPU (with fp16) when there is one, else the CPU.")
     fairseq_args = luigi.Parameter(default="", description="Extra fairseq-train arguments, e.g. '--update-freq 4'.")
@@ -116,7 +115,7 @@ class TrainTranslator(UsesGpu, WritesNmtModel):
     def requires(self):
         if self.checkpoint or self.model_dir:
             return []
-        return {"bitext": IngestBitext(inputs=self.inputs), "spm": TrainSentencePiece(inputs=self.inputs)}
+        return {"bitext": IngestBitext(**self.input_params()), "spm": TrainSentencePiece(**self.input_params())}
 
     def resolved_preset(self) -> str:
         """``auto``: the tiny model for the embedded demo corpus (empty --inputs), trained on a CPU
@@ -205,17 +204,16 @@ class TrainTranslator(UsesGpu, WritesNmtModel):
         return {"model_dir": str(folder), "checkpoint_parts": len(export.checkpoint_parts(folder))}
 
 
-class ConvertTranslator(WritesNmtModel):
+class ConvertTranslator(ReadsBitext, WritesNmtModel):
     """Convert the trained checkpoint to CTranslate2, the default translation engine."""
 
     stage = "nmt-ct2"
 
-    inputs = IngestBitext.inputs
-    translator = luigi.DictParameter(default={}, description="TrainTranslator parameters to pass (e.g. a given checkpoint).")
+    nmt = TranslatorChoice.nmt
     quantization = luigi.ChoiceParameter(default="none", choices=convert.QUANTIZATIONS, description="Stored weight type; the compute type is chosen at load (float16 on GPU, int8 option on CPU).")
 
     def requires(self):
-        return TrainTranslator(inputs=self.inputs, **self.translator)
+        return TrainTranslator(**self.input_params(), **self.nmt)
 
     def build(self, partial_dir: Path) -> dict:
         trained = NmtModel.load(self.requires().output_dir)
@@ -225,23 +223,58 @@ class ConvertTranslator(WritesNmtModel):
         return {"model_fingerprint": NmtModel.load(partial_dir).fingerprint("ctranslate2")}
 
 
-def model_task(inputs: str, engine: str, translator_params) -> StageTask:
-    """The stage whose ``nmt.json`` an engine loads: the converted model for CTranslate2, the checkpoint for fairseq."""
-    if engine not in ENGINES:
-        raise InputError(f"unknown engine {engine!r}; choose one of {ENGINES}")
-    if engine == "ctranslate2":
-        return ConvertTranslator(inputs=inputs, translator=translator_params)
-    return TrainTranslator(inputs=inputs, **translator_params)
+class ImportTranslator(WritesNmtModel):
+    """A published translator (``--translator FOLDER``: OPUS-MT/Marian, M2M-100, NLLB-200) as the
+    model back-translation loads: a Hugging Face model converted once with CTranslate2's own
+    converter (its tokenizer kept beside it), a CTranslate2 folder used where it is."""
+
+    stage = "nmt-import"
+
+    translator = AbsolutePath(description="The translator's folder: a Hugging Face model (Marian, M2M-100, NLLB-200) or a CTranslate2 model with its tokenizer's files.")
+    source_language = IngestBitext.source_language
+    quantization = ConvertTranslator.quantization
+
+    def input_files(self) -> list[str]:
+        folder = Path(self.translator)
+        return sorted(str(path) for path in folder.rglob("*") if path.is_file() and ".cache" not in path.parts) if folder.is_dir() else []
+
+    def check_inputs(self) -> None:
+        if published.translator_kind(self.translator) == "fairseq":
+            raise InputError(f"--translator {self.translator} is a fairseq model: TrainTranslator --model-dir takes it")
+        super().check_inputs()
+
+    def build(self, partial_dir: Path) -> dict:
+        folder = Path(self.translator)
+        tokenizer = published.load_tokenizer(folder)
+        if published.translator_kind(folder) == "huggingface":
+            config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+            self.progress(f"converting {published.describe(folder)} ({config['model_type']}) with CTranslate2 ({self.quantization})")
+            ct2_dir = published.convert(folder, partial_dir / "ct2", self.quantization)
+            tokenizer.save_pretrained(partial_dir / published.TOKENIZER_DIR)
+            tokenizer_dir, positions = partial_dir / published.TOKENIZER_DIR, config.get("max_position_embeddings", published.DEFAULT_POSITIONS)
+        else:
+            config, ct2_dir, tokenizer_dir = {}, folder, folder
+            positions = tokenizer.model_max_length if tokenizer.model_max_length < 100_000 else published.DEFAULT_POSITIONS
+        family = published.family_of(config, tokenizer)
+        codes = source_languages(self.source_language)
+        ways = {code: published.tokenization(tokenizer, family, code, positions) for code in codes}
+        first = ways[codes[0]]
+        name = published.describe(folder)
+        NmtModel("", "", "", "", positions, positions, ct2_dir=str(ct2_dir), family=family, tokenizer_dir=str(tokenizer_dir),
+                 source_prefixes={code: way.source_prefix for code, way in ways.items()}, source_suffix=first.source_suffix,
+                 target_prefix=first.target_prefix, name=name,
+                 ).save(partial_dir, relative_within=Path(paranmt().workdir))
+        self.progress(f"{published.FAMILIES[family]} model {name}: " + ", ".join(f"{code} as {way.source_code or code}" for code, way in ways.items()), 100)
+        return {"model": name, "family": family, "languages": {code: way.source_code for code, way in ways.items()},
+                "model_fingerprint": NmtModel.load(partial_dir).fingerprint("ctranslate2")}
 
 
 @with_settings(DecodeOptions, only=("beam_size",))
-class EvaluateTranslator(UsesGpu, StageTask):
+class EvaluateTranslator(UsesGpu, TranslatorChoice, StageTask):
     """BLEU and chrF (sacrebleu) of the model on newstest2021 cs→en, next to a real system's output."""
 
     stage = "nmt-eval"
 
-    inputs = IngestBitext.inputs
-    translator = ConvertTranslator.translator
     engine = luigi.ChoiceParameter(default="ctranslate2", choices=ENGINES, description="Translation engine.")
     source = AbsolutePath(default=str(WMT21 / "newstest2021.cs-en.src.cs"), description="Czech test sentences, one a line.")
     reference = AbsolutePath(default=str(WMT21 / "newstest2021.cs-en.ref.A.en"), description="English reference, line-aligned.")
@@ -249,7 +282,7 @@ class EvaluateTranslator(UsesGpu, StageTask):
     device = luigi.ChoiceParameter(default="auto", choices=["auto", "cpu", "cuda"], description="auto: the GPU when there is one.")
 
     def requires(self):
-        return model_task(self.inputs, self.engine, self.translator)
+        return self.model_task(self.engine)
 
     def input_files(self) -> list[str]:
         return [path for path in (self.source, self.reference, self.baseline) if path]

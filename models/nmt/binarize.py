@@ -31,6 +31,9 @@ from models.nmt import spm
 from models.nmt.fairseq_train import SOURCE_LANG, TARGET_LANG, run_tool
 
 LANGS = (SOURCE_LANG, TARGET_LANG)
+# The bitext column of each side: fairseq's language names are the model's (cs, en) whatever the
+# foreign side's language is.
+COLUMNS = {SOURCE_LANG: "foreign", TARGET_LANG: "en"}
 SPLITS = ("train", "valid")
 # What becomes of a pair: its index in OUTCOMES (the first two are the splits).
 OUTCOMES = (*SPLITS, "too_long", "empty")
@@ -86,8 +89,8 @@ def export_pieces(
             for split in SPLITS for lang in LANGS
         }
         for path in files:
-            for batch in _batches(path, batch_rows, ["id", "cs", "en"]):
-                ids, cs, en = (batch.column(name).to_pylist() for name in ("id", "cs", "en"))
+            for batch in _batches(path, batch_rows, ["id", "foreign", "en"]):
+                ids, cs, en = (batch.column(name).to_pylist() for name in ("id", "foreign", "en"))
                 sources, targets = codec_source.encode(cs), codec_target.encode(en)
                 outcomes = pair_outcomes(ids, _lengths(sources), _lengths(targets), cutoff, max_pieces)
                 for outcome, src, tgt in zip(outcomes, sources, targets, strict=True):
@@ -177,8 +180,8 @@ def _encode_shard(path: str, vocabularies: dict[str, Vocabulary], dtypes: dict[s
     """One bitext shard's tokens and sizes by (split, language), in row order, and its counts."""
     found = {(split, lang): ([np.empty(0, dtypes[lang])], [np.empty(0, np.int32)]) for split in SPLITS for lang in LANGS}
     outcomes = [np.empty(0, np.int8)]  # an empty shard has no batch
-    for batch in _batches(path, batch_rows, ["id", *LANGS]):
-        encoded = {lang: vocabularies[lang].encode(batch.column(lang).to_pylist(), threads) for lang in LANGS}
+    for batch in _batches(path, batch_rows, ["id", *COLUMNS.values()]):
+        encoded = {lang: vocabularies[lang].encode(batch.column(COLUMNS[lang]).to_pylist(), threads) for lang in LANGS}
         outcomes.append(pair_outcomes(batch.column("id").to_pylist(), encoded[SOURCE_LANG][2], encoded[TARGET_LANG][2],
                                       cutoff, max_pieces))
         for index, split in enumerate(SPLITS):

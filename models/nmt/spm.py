@@ -85,9 +85,9 @@ def train_from_bitext(files: list[str], output_dir: Path, config: SpmConfig, joi
     """
     if joint:
         path = output_dir / "spm.model"
-        train((s for column in ("cs", "en") for s in bitext_column(files, column)), path, config)
+        train((s for column in ("foreign", "en") for s in bitext_column(files, column)), path, config)
         return {"cs": path, "en": path}
     paths = {lang: output_dir / f"spm.{lang}.model" for lang in ("cs", "en")}
     for lang, path in paths.items():
-        train(bitext_column(files, lang), path, config)
+        train(bitext_column(files, "foreign" if lang == "cs" else lang), path, config)
     return paths

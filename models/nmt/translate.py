@@ -28,12 +28,13 @@ import os
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 from tqdm.auto import tqdm
 
+from corpus.errors import InputError
 from corpus.outputs import damaged, outputs_damage, read_json
 from corpus.settings import setting
 from models.nmt.devices import import_ctranslate2, resolve_device
@@ -44,12 +45,17 @@ EOS = "</s>"
 CPU_BATCH_TOKENS, GPU_BATCH_TOKENS = 4096, 16384
 ENGINES = ("ctranslate2", "fairseq")
 MODEL_FILE = "nmt.json"
-PATH_FIELDS = ("checkpoint", "data_dir", "spm_source", "spm_target", "ct2_dir")
+PATH_FIELDS = ("checkpoint", "data_dir", "spm_source", "spm_target", "ct2_dir", "tokenizer_dir")
+TOKEN_FIELDS = ("source_suffix", "target_prefix")
 
 
 @dataclass(frozen=True)
 class NmtModel:
-    """Where a trained model's files are: written by TrainTranslator / ConvertTranslator as ``nmt.json``."""
+    """Where a model's files are: written by TrainTranslator / ConvertTranslator / ImportTranslator
+    as ``nmt.json``. The project's own model is a fairseq checkpoint with sentencepiece models; a
+    published one (``family`` marian, m2m_100, nllb) is a CTranslate2 model with its Hugging Face
+    tokenizer, the tokens it wants before a source (per pivot language: a multilingual model's
+    language token), after it and before a target, and its ``name``."""
 
     checkpoint: str
     data_dir: str
@@ -58,6 +64,21 @@ class NmtModel:
     max_source_positions: int
     max_target_positions: int
     ct2_dir: str = ""
+    family: str = "fairseq"
+    tokenizer_dir: str = ""
+    source_prefixes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    source_suffix: tuple[str, ...] = ()
+    target_prefix: tuple[str, ...] = ()
+    name: str = ""
+
+    def source_prefix(self, pivot: str) -> tuple[str, ...]:
+        """The tokens before a source in ``pivot``; an InputError for a language the model was not
+        imported for (ImportTranslator --source-language)."""
+        if not self.source_prefixes:
+            return ()
+        if pivot not in self.source_prefixes:
+            raise InputError(f"the translator {self.name} was imported for {', '.join(self.source_prefixes)}, not {pivot!r}")
+        return self.source_prefixes[pivot]
 
     def save(self, directory: Path, relative_within: Path | None = None) -> Path:
         """Write ``nmt.json``; relative paths are relative to ``directory`` (so it can be renamed),
@@ -85,6 +106,9 @@ class NmtModel:
         for name in PATH_FIELDS:
             if fields.get(name):
                 fields[name] = os.path.normpath(directory / fields[name])
+        for name in TOKEN_FIELDS:
+            fields[name] = tuple(fields.get(name, ()))
+        fields["source_prefixes"] = {code: tuple(tokens) for code, tokens in fields.get("source_prefixes", {}).items()}
         if problem := outputs_damage([fields[name] for name in PATH_FIELDS if fields.get(name)]):
             raise damaged(problem)
         return cls(**fields)
@@ -95,8 +119,11 @@ class NmtModel:
             weights = sorted(path for path in Path(self.ct2_dir).iterdir() if path.is_file())
         else:
             weights = [Path(self.checkpoint), *sorted(Path(self.data_dir).glob("dict.*.txt"))]
+        tokenizer = sorted(path for path in Path(self.tokenizer_dir).iterdir() if path.is_file()) if self.tokenizer_dir else []
+        spm_models = [Path(path) for path in (self.spm_source, self.spm_target) if path]
         digest = hashlib.blake2b(digest_size=16)
-        for path in [*weights, Path(self.spm_source), Path(self.spm_target)]:
+        digest.update(json.dumps([self.source_prefixes, self.source_suffix, self.target_prefix], sort_keys=True).encode())
+        for path in [*weights, *tokenizer, *spm_models]:
             digest.update(path.name.encode())
             with open(path, "rb") as handle:
                 while block := handle.read(1 << 22):
@@ -142,8 +169,11 @@ class Translator(ABC):
 
     def __init__(self, model: NmtModel, options: DecodeOptions):
         self.model, self.options = model, options
-        self.codec = Codec(model.spm_source, model.spm_target)
-        limit = model.max_source_positions - 1
+        self.codec = codec_for(model)
+        # Positions left for the source's own pieces: one for end-of-sentence (added by the model,
+        # or among the tokens a published model's tokenizer puts around them).
+        specials = max((len(prefix) for prefix in model.source_prefixes.values()), default=0) + len(model.source_suffix)
+        limit = model.max_source_positions - max(1, specials)
         self.max_source_tokens = min(options.max_source_tokens or limit, limit)
         self.max_target_tokens = model.max_target_positions - 1
 
@@ -158,14 +188,20 @@ class Translator(ABC):
             return self.options.batch_tokens
         return GPU_BATCH_TOKENS if self.device == "cuda" else CPU_BATCH_TOKENS
 
-    def translate(self, texts: list[str]) -> list[Hypothesis | None]:
-        """Best beam hypothesis of each sentence (None for a sentence without any piece).
+    def translate(self, texts: list[str], pivots: list[str] | None = None) -> list[Hypothesis | None]:
+        """Best beam hypothesis of each sentence (None for a sentence without any piece);
+        ``pivots``: each sentence's language, for a multilingual model (its first language if None).
 
         Every batch is handed to the engine before the first result is read, so an engine that
         decodes in the background (CTranslate2) has the next batch queued while Python detokenizes."""
         pieces = self.codec.encode(texts)
         truncated = [len(p) > self.max_source_tokens for p in pieces]
-        pieces = [p[: self.max_source_tokens] for p in pieces]
+        model = self.model
+        first = next(iter(model.source_prefixes), "")
+        pieces = [
+            [*model.source_prefix(pivot), *p[: self.max_source_tokens], *model.source_suffix] if p else []
+            for p, pivot in zip(pieces, pivots or [first] * len(pieces), strict=True)
+        ]
         order = sorted((i for i, p in enumerate(pieces) if p), key=lambda i: (len(pieces[i]), i))
         results: list[Hypothesis | None] = [None] * len(texts)
         lengths = [len(pieces[i]) for i in order]
@@ -191,8 +227,19 @@ class Translator(ABC):
 
     @abstractmethod
     def submit(self, batch: list[list[str]], max_len: int) -> Callable[[], list[tuple[list[str], float]]]:
-        """Start beam-searching a batch; the returned call waits for it and gives, per source, the
-        best hypothesis's pieces (no end-of-sentence) and score."""
+        """Start beam-searching a batch of sources (pieces, with the special tokens a published
+        model wants around them); the returned call waits for it and gives, per source, the best
+        hypothesis's pieces (no end-of-sentence, no target prefix) and score."""
+
+
+def codec_for(model: NmtModel):
+    """The project's sentencepiece codec, or a published model's own tokenizer (transformers is
+    imported only then: it takes seconds)."""
+    if model.tokenizer_dir:
+        from models.nmt.published import HfCodec
+
+        return HfCodec(model.tokenizer_dir)
+    return Codec(model.spm_source, model.spm_target)
 
 
 class Ct2Translator(Translator):
@@ -213,27 +260,38 @@ class Ct2Translator(Translator):
         )
 
     def submit(self, batch, max_len):
+        model = self.model
+        prefix = [list(model.target_prefix)] * len(batch) if model.target_prefix else None
         pending = self.translator.translate_batch(
-            batch, beam_size=self.options.beam_size, length_penalty=1.0, return_scores=True,
-            return_end_token=True, max_input_length=0, max_decoding_length=max_len + 1, asynchronous=True,
+            batch, target_prefix=prefix, beam_size=self.options.beam_size, length_penalty=1.0, return_scores=True,
+            return_end_token=True, max_input_length=0, max_decoding_length=len(model.target_prefix) + max_len + 1, asynchronous=True,
         )
         return lambda: self._best(batch, [result.result() for result in pending], max_len)
 
-    def _best(self, batch, results, max_len):
-        """Each source's best hypothesis; one cut at the length limit is rescored with end-of-sentence."""
+    def _best(self, sources, results, max_len):
+        """Each source's best hypothesis (the target prefix, a published model's language token,
+        left out: its tokens and its score are the sentence's own). One cut at the length limit is
+        rescored with end-of-sentence; so is every hypothesis of a published model, whose beam
+        scores CTranslate2 normalises with the forced prefix and over a vocabulary without the
+        tokens it never generates: the rescoring is the model's own forced-decoding
+        log-probability, as the project's fairseq model's beam score is."""
         decoded = []
-        unfinished = []
+        rescore = []
+        skip = len(self.model.target_prefix)
         for index, result in enumerate(results):
-            tokens = result.hypotheses[0]
+            tokens = result.hypotheses[0][skip:]
             if tokens and tokens[-1] == EOS:
                 decoded.append((tokens[:-1], result.scores[0]))
+                if self.model.tokenizer_dir:
+                    rescore.append(index)
             else:
                 decoded.append((tokens[:max_len], 0.0))
-                unfinished.append(index)
-        if unfinished:
-            rescored = self.translator.score_batch([batch[i] for i in unfinished], [decoded[i][0] for i in unfinished])
-            for index, scored in zip(unfinished, rescored, strict=True):
-                decoded[index] = (decoded[index][0], float(np.mean(scored.log_probs)))
+                rescore.append(index)
+        if rescore:
+            targets = [[*self.model.target_prefix, *decoded[i][0]] for i in rescore]
+            rescored = self.translator.score_batch([sources[i] for i in rescore], targets)
+            for index, scored in zip(rescore, rescored, strict=True):
+                decoded[index] = (decoded[index][0], float(np.mean(scored.log_probs[skip:])))
         return decoded
 
 

@@ -278,7 +278,7 @@ def check_damage(path: Path, lines: list[bytes], members: list[bytes], damaged: 
     items = read_all(path)
     records = [item for item in items if isinstance(item, BitextRecord)]
     for record in records:
-        assert f"{record.id}\t0.5\t{record.cs}\t{record.en}\n".encode() == lines[record.line - 1]
+        assert f"{record.id}\t0.5\t{record.foreign}\t{record.en}\n".encode() == lines[record.line - 1]
     rejects = [item for item in items if isinstance(item, Reject)]
     if not rejects:
         assert len(records) == len(lines)
@@ -356,7 +356,7 @@ def test_a_damaged_member_in_the_english_file_of_a_pair_keeps_only_checked_pairs
     (tmp_path / "x.en").write_bytes(members[0] + bytes(second) + members[2])
     items = read_all(tmp_path / "x.cs")
     records = [item for item in items if isinstance(item, BitextRecord)]
-    assert records and all(record.en == f"Sentence {record.line}." and record.cs == f"Věta {record.line}." for record in records)
+    assert records and all(record.en == f"Sentence {record.line}." and record.foreign == f"Věta {record.line}." for record in records)
     assert [record.line for record in records] == list(range(1, english[: len(english) // 3].count(b"\n") + 1)), "the first member's lines"
     assert {item.reason for item in items if isinstance(item, Reject)} <= {"damaged_gzip", "truncated_file", "misaligned"}
     assert sum(getattr(item, "reason", "") == "truncated_file" for item in items) == 1

@@ -15,6 +15,8 @@ from corpus.readers import (
     parse_input_spec,
 )
 
+CZECH = {".cs": "cs", ".ces": "cs"}
+
 
 def lines(*texts):
     return [t.encode("utf-8") + b"\n" if isinstance(t, str) else t for t in texts]
@@ -22,12 +24,12 @@ def lines(*texts):
 
 def test_czeng_well_formed_line_gives_record_with_domain_and_score():
     [record] = iter_czeng(lines("subtitlesM-b1-00train-f00001-s1\t0.9871\tAhoj, světe!\tHello, world!"), "00train.gz")
-    assert record == BitextRecord("subtitlesM-b1-00train-f00001-s1", "00train.gz", 1, "subtitlesM", 0.9871, "Ahoj, světe!", "Hello, world!")
+    assert record == BitextRecord("subtitlesM-b1-00train-f00001-s1", "00train.gz", 1, "subtitlesM", 0.9871, "cs", "Ahoj, světe!", "Hello, world!")
 
 
 def test_czeng_handles_crlf_and_surrounding_spaces():
     [record] = iter_czeng([b"news-b1-x\t1.0\t Dobr\xc3\xbd den \t Good day \r\n"], "f")
-    assert (record.cs, record.en) == ("Dobrý den", "Good day")
+    assert (record.foreign, record.en) == ("Dobrý den", "Good day")
 
 
 @pytest.mark.parametrize(
@@ -63,10 +65,10 @@ def test_czeng_malformed_lines_become_rejects_with_reason(raw, reason):
 
 def test_byte_order_mark_and_invisible_formatting_are_removed():
     records = iter_czeng(lines("\ufeffnews-1\t0.5\tDobr\u00fd\u200b den\tGood\u202e day", "news-2\t-1e-3\tA\u2066b\u2069\tB"), "f")
-    assert [(r.id, r.czeng_score, r.cs, r.en) for r in records] == [("news-1", 0.5, "Dobrý den", "Good day"), ("news-2", -0.001, "Ab", "B")]
+    assert [(r.id, r.czeng_score, r.foreign, r.en) for r in records] == [("news-1", 0.5, "Dobrý den", "Good day"), ("news-2", -0.001, "Ab", "B")]
     unit = InputUnit("x.cs", "x.en")
     [record] = iter_aligned(lines("\ufeffPes."), lines("\ufeffThe dog."), unit)
-    assert (record.cs, record.en) == ("Pes.", "The dog.")
+    assert (record.foreign, record.en) == ("Pes.", "The dog.")
 
 
 def test_czeng_overlong_line_is_rejected_and_raw_text_is_cut():
@@ -85,7 +87,7 @@ def test_czeng_reader_keeps_going_after_bad_lines_and_numbers_lines():
 def test_aligned_pairs_get_stem_line_ids_and_misaligned_tail_is_rejected():
     unit = InputUnit("/data/newstest2021.cs-en.src.cs", "/data/newstest2021.cs-en.ref.A.en")
     items = list(iter_aligned(lines("Jedna.", "Dvě.", "Tři."), lines("One.", "Two."), unit))
-    assert items[0] == BitextRecord("newstest2021.cs-en.src-000000001", "newstest2021.cs-en.src.cs", 1, "newstest2021", None, "Jedna.", "One.")
+    assert items[0] == BitextRecord("newstest2021.cs-en.src.cs-000000001", "newstest2021.cs-en.src.cs", 1, "newstest2021", None, "cs", "Jedna.", "One.")
     assert items[2].reason == "misaligned" and items[2].line == 3 and items[2].raw == "Tři."
 
 
@@ -103,10 +105,10 @@ def test_paranmt_release_lines():
 
 def test_input_spec_and_partners():
     assert parse_input_spec("a/*.gz, x.cs::y.en") == [("a/*.gz", None), ("x.cs", "y.en")]
-    assert aligned_partner("t/tatoeba.ces-eng.ces") == "t/tatoeba.ces-eng.eng"
-    assert aligned_partner("data/00train.gz") is None
-    assert aligned_partner("wmt/news.cs.gz") == "wmt/news.en.gz"
-    assert aligned_partner("t/tatoeba.ces.gz") == "t/tatoeba.eng.gz"
+    assert aligned_partner("t/tatoeba.ces-eng.ces", CZECH) == "t/tatoeba.ces-eng.eng"
+    assert aligned_partner("data/00train.gz", CZECH) is None
+    assert aligned_partner("wmt/news.cs.gz", CZECH) == "wmt/news.en.gz"
+    assert aligned_partner("t/tatoeba.ces.gz", CZECH) == "t/tatoeba.eng.gz"
 
 
 def test_distinct_names_are_file_names_unless_two_inputs_share_one():
@@ -114,7 +116,7 @@ def test_distinct_names_are_file_names_unless_two_inputs_share_one():
         "/d/a/tatoeba.cs": "a/tatoeba.cs", "/d/b/tatoeba.cs": "b/tatoeba.cs", "/d/a/wmt.cs": "wmt.cs"}
     assert distinct_names(["/x/a/t.cs", "/y/a/t.cs"]) == {"/x/a/t.cs": "x/a/t.cs", "/y/a/t.cs": "y/a/t.cs"}
     assert distinct_names(["gs://bucket/part.gz"]) == {"gs://bucket/part.gz": "part.gz"}
-    with pytest.raises(ValueError, match="czech_file::english_file"):
+    with pytest.raises(ValueError, match="foreign_file::english_file"):
         parse_input_spec("x.cs::")
     with pytest.raises(ValueError, match="no input"):
         parse_input_spec(" , ")
@@ -126,4 +128,4 @@ def test_reader_streams_gzip_lines(tmp_path):
         handle.write("news-1\t0.5\tČesky\tEnglish\n".encode())
     with gzip.open(path, "rb") as handle:
         [record] = iter_czeng(handle, path.name)
-    assert record.cs == "Česky"
+    assert record.foreign == "Česky"

@@ -53,7 +53,7 @@ def test_pairs_have_one_row_per_translatable_input_and_rejects_the_rest(bitext_d
     bitext = pd.read_parquet(bitext_dir)
     pairs = pd.read_parquet(pairs_dir)
     assert list(pairs.columns) == schemas.PAIRS.names
-    assert sorted(pairs.id) == sorted(bitext.id[bitext.cs != ""])
+    assert sorted(pairs.id) == sorted(bitext.id[bitext.foreign != ""])
     assert (pairs.reference.values == bitext.set_index("id").loc[pairs.id, "en"].values).all()
     assert pairs.translation.str.startswith("The").mean() > 0.8
     assert (pairs.trans_score < 0).all() and (pairs.trans_n_tokens >= 2).all()

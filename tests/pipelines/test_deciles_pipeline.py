@@ -26,7 +26,7 @@ def scored_table(n, seed=0):
     ids = [f"doc-{i:06d}" for i in range(n)]
     return pa.table({
         "id": ids, "source": ["f"] * n, "domain": rng.choice(["news", "subtitlesM"], n).tolist(),
-        "czeng_score": rng.random(n), "cs": ["x"] * n,
+        "czeng_score": rng.random(n), "pivot": ["cs"] * n, "foreign": ["x"] * n,
         "reference": [f"reference {i}" for i in range(n)], "translation": [f"translation {i}" for i in range(n)],
         "trans_score": -rng.random(n), "trans_n_tokens": np.full(n, 5, np.int32), "truncated": np.zeros(n, bool),
         "reference_tok": ["r"] * n, "translation_tok": ["t"] * n,

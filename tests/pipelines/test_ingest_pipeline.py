@@ -43,11 +43,11 @@ def test_read_and_tokenize_with_test_pipeline(inputs):
             | beam.FlatMap(read_unit, 10_000)
             | beam.ParDo(TokenizeChunk(4)).with_outputs(TokenizeChunk.REJECTS, main="rows")
         )
-        rows = out.rows | "Summaries" >> beam.FlatMap(lambda kv: [(kv[0], r[0], r[5], r[7], r[8]) for r in kv[1]])
+        rows = out.rows | "Summaries" >> beam.FlatMap(lambda kv: [(kv[0], r[0], r[6], r[8], r[9]) for r in kv[1]])
         # English only: lowercased Moses tokens (the form every later stage reads); Czech as read
         assert_that(rows, equal_to([
-            (shard_of("tatoeba-000000001", 4), "tatoeba-000000001", "Mám kočku.", "i have a cat .", 5),
-            (shard_of("tatoeba-000000002", 4), "tatoeba-000000002", "Prší.", "it 's raining .", 4),
+            (shard_of("tatoeba.cs-000000001", 4), "tatoeba.cs-000000001", "Mám kočku.", "i have a cat .", 5),
+            (shard_of("tatoeba.cs-000000002", 4), "tatoeba.cs-000000002", "Prší.", "it 's raining .", 4),
         ]), label="rows")
         reasons = out[TokenizeChunk.REJECTS] | beam.Map(lambda r: (r.reason, r.line))
         assert_that(reasons, equal_to([("misaligned", 3)]), label="rejects")
@@ -70,7 +70,7 @@ def test_ingest_writes_sorted_sharded_validated_parquet(inputs, tmp_path):
     bitext = pd.read_parquet(out / "bitext")
     assert list(bitext.columns) == schemas.BITEXT.names
     assert sorted(bitext.id) == sorted(["news-b1-00train-f00001-s1", "news-b1-00train-f00001-s2", "fiction-b2-00train-f00002-s1",
-                                        "tatoeba-000000001", "tatoeba-000000002"])
+                                        "tatoeba.cs-000000001", "tatoeba.cs-000000002"])
     first = bitext.set_index("id").loc["news-b1-00train-f00001-s1"]
     assert (first.en, first.line, first.czeng_score) == ("Good morning, Mr Novák!", 2, 0.8)
     rejects = pd.read_parquet(out / "rejects").sort_values(["source", "line"])
@@ -98,7 +98,7 @@ def test_same_named_files_in_two_folders_are_two_sources(tmp_path):
     run_ingest(resolve_inputs(f"{tmp_path}/*/tatoeba.cs"), tmp_path / "out")
     bitext = pd.read_parquet(tmp_path / "out" / "bitext").sort_values("id")
     assert list(zip(bitext.id, bitext.source, bitext.domain, bitext.en, strict=True)) == [
-        ("a/tatoeba-000000001", "a/tatoeba.cs", "tatoeba", "One en."), ("b/tatoeba-000000001", "b/tatoeba.cs", "tatoeba", "Two en.")]
+        ("a/tatoeba.cs-000000001", "a/tatoeba.cs", "tatoeba", "One en."), ("b/tatoeba.cs-000000001", "b/tatoeba.cs", "tatoeba", "Two en.")]
     assert not (tmp_path / "out" / "rejects").exists(), "no duplicate_id rejects"
 
 
@@ -107,8 +107,8 @@ def test_gzipped_line_aligned_pairs_are_read(tmp_path):
     (tmp_path / "news.en.gz").write_bytes(gzip.compress(b"The dog barks.\nIt rains.\n"))
     run_ingest(resolve_inputs(str(tmp_path / "news.cs.gz")), tmp_path / "out")
     bitext = pd.read_parquet(tmp_path / "out" / "bitext").sort_values("id")
-    assert list(zip(bitext.id, bitext.cs, bitext.en, strict=True)) == [
-        ("news-000000001", "Pes štěká.", "The dog barks."), ("news-000000002", "Prší.", "It rains.")]
+    assert list(zip(bitext.id, bitext.foreign, bitext.en, strict=True)) == [
+        ("news.cs-000000001", "Pes štěká.", "The dog barks."), ("news.cs-000000002", "Prší.", "It rains.")]
 
 
 def test_same_input_gives_byte_identical_parquet(inputs, tmp_path):
@@ -137,7 +137,7 @@ def test_unusable_inputs_are_input_errors_naming_the_file(tmp_path):
     (tmp_path / "empty.txt").write_bytes(b"")
     with pytest.raises(InputError, match="empty.txt is empty"):
         resolve_inputs(str(tmp_path / "empty.txt"))
-    with pytest.raises(InputError, match="czech_file::english_file"):
+    with pytest.raises(InputError, match="foreign_file::english_file"):
         resolve_inputs("a.cs::")
 
 

@@ -62,8 +62,8 @@ def test_every_line_arrives_once_as_itself_or_as_a_reject_with_a_reason(generate
         if index not in mutated:
             number = index + 1
             assert item == BitextRecord(f"news-b1-00train-f00001-s{number}", path.name, number, "news",
-                                        float(f"0.{number % 10}"), CZECH[number % 4], ENGLISH[number % 4])
+                                        float(f"0.{number % 10}"), "cs", CZECH[number % 4], ENGLISH[number % 4])
         elif isinstance(item, Reject):
             assert item.reason and item.detail
         else:
-            assert isinstance(item, BitextRecord) and item.cs and item.en and item.id
+            assert isinstance(item, BitextRecord) and item.foreign and item.en and item.id

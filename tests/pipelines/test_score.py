@@ -40,7 +40,7 @@ def pairs_table(n, seed=0, references=None, translations=None):
     translations = translations or [sentence() for _ in range(n)]
     return pa.table({
         "id": [f"news-{i:05d}" for i in range(n)], "source": ["f.gz"] * n, "domain": ["news"] * n,
-        "czeng_score": rng.random(n), "cs": ["věta"] * n, "reference": references, "translation": translations,
+        "czeng_score": rng.random(n), "pivot": ["cs"] * n, "foreign": ["věta"] * n, "reference": references, "translation": translations,
         "trans_score": -rng.random(n), "trans_n_tokens": np.full(n, 7, np.int32), "truncated": np.zeros(n, bool),
         **token_columns(english_tokens(references), english_tokens(translations)),
     })
@@ -77,7 +77,7 @@ def test_release_file_becomes_pairs_with_rejects(tmp_path):
     run_in_process(lambda p: build_release_import(p, [InputUnit(str(release))], pairs_dir, rejects_dir, 2))
     pairs = pd.read_parquet(pairs_dir).sort_values("id")
     assert pairs.id.tolist() == ["para-nmt-mini.txt-000000001", "para-nmt-mini.txt-000000005"]
-    assert pairs.trans_score.tolist() == [0.91, 1.0] and (pairs.domain == "para-nmt-mini").all() and (pairs.cs == "").all()
+    assert pairs.trans_score.tolist() == [0.91, 1.0] and (pairs.domain == "para-nmt-mini").all() and (pairs.foreign == "").all()
     assert rejects_by_reason(rejects_dir) == {"bad_score": 1, "column_count": 1, "empty_side": 1}
 
 

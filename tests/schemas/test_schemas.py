@@ -6,7 +6,7 @@ import schemas
 
 
 def bitext_row(**overrides):
-    row = dict(id="news-1", source="f", line=1, domain="news", czeng_score=0.5, cs="A", en="B",
+    row = dict(id="news-1", source="f", line=1, domain="news", czeng_score=0.5, pivot="cs", foreign="A", en="B",
                en_tok="b", en_n_tokens=1)
     row.update(overrides)
     return row
@@ -18,7 +18,7 @@ def test_conform_reorders_casts_and_tags_version():
     conformed = schemas.conform(table, schemas.BITEXT)
     assert conformed.schema.equals(schemas.BITEXT, check_metadata=True)
     assert conformed.schema.field("en_n_tokens").type == pa.int32()
-    assert schemas.version_of(conformed.schema) == "bitext/2"
+    assert schemas.version_of(conformed.schema) == "bitext/3"
 
 
 def test_conform_names_missing_and_unexpected_columns():
@@ -29,8 +29,8 @@ def test_conform_names_missing_and_unexpected_columns():
 
 
 def test_conform_rejects_nulls_in_required_columns_and_bad_types():
-    with pytest.raises(schemas.SchemaError, match="'cs' has 1 nulls"):
-        schemas.conform(pa.Table.from_pylist([bitext_row(cs=None)]), schemas.BITEXT)
+    with pytest.raises(schemas.SchemaError, match="'foreign' has 1 nulls"):
+        schemas.conform(pa.Table.from_pylist([bitext_row(foreign=None)]), schemas.BITEXT)
     with pytest.raises(schemas.SchemaError, match="'line'"):
         schemas.conform(pa.Table.from_pylist([bitext_row(line="first")]), schemas.BITEXT)
 
@@ -39,7 +39,7 @@ def test_nullable_score_and_write_table_round_trip(tmp_path):
     path = tmp_path / "part.parquet"
     assert schemas.write_table(pa.Table.from_pylist([bitext_row(czeng_score=None)]), schemas.BITEXT, str(path)) == 1
     read = pq.read_table(path)
-    assert read.schema.metadata[schemas.VERSION_KEY] == b"bitext/2"
+    assert read.schema.metadata[schemas.VERSION_KEY] == b"bitext/3"
     assert read.column("czeng_score").to_pylist() == [None]
 
 

@@ -28,7 +28,7 @@ def given(tiny_nmt):
 
 def test_a_given_checkpoint_skips_training_and_back_translation_writes_pairs(luigi_workdir, tmp_path, tiny_nmt):
     inputs = czeng_file(tmp_path / "toy.train.gz", toy_pairs(60, seed=4))
-    task = BackTranslate(inputs=inputs, translator=given(tiny_nmt))
+    task = BackTranslate(inputs=inputs, nmt=given(tiny_nmt))
     assert luigi.build([task], local_scheduler=True, log_level="WARNING")
     assert not list(luigi_workdir.glob("nmt-spm"))
     manifest = read_manifest(task.output_dir)
@@ -47,7 +47,7 @@ def test_a_given_checkpoint_skips_training_and_back_translation_writes_pairs(lui
 @pytest.mark.skipif(not ct2_cuda_problem(), reason="CTranslate2 can use a GPU here")
 def test_cuda_that_ctranslate2_cannot_use_fails_the_task_in_one_line_before_translating(luigi_workdir, tmp_path, tiny_nmt):
     inputs = czeng_file(tmp_path / "toy.train.gz", toy_pairs(10, seed=4))
-    task = BackTranslate(inputs=inputs, translator=given(tiny_nmt), device="cuda")
+    task = BackTranslate(inputs=inputs, nmt=given(tiny_nmt), device="cuda")
     failures = []
     task.on_failure = lambda error, original=task.on_failure: failures.append(original(error)) or failures[-1]
     assert not luigi.build([task], local_scheduler=True, log_level="WARNING")
@@ -71,7 +71,7 @@ def walk(task):
 
 def test_fairseq_engine_gives_the_same_pairs_as_ctranslate2(luigi_workdir, tmp_path, tiny_nmt):
     inputs = czeng_file(tmp_path / "toy.train.gz", toy_pairs(30, seed=8))
-    tasks = [BackTranslate(inputs=inputs, translator=given(tiny_nmt), engine=engine) for engine in ("ctranslate2", "fairseq")]
+    tasks = [BackTranslate(inputs=inputs, nmt=given(tiny_nmt), engine=engine) for engine in ("ctranslate2", "fairseq")]
     assert luigi.build(tasks, local_scheduler=True, log_level="WARNING")
     ct2, fairseq = (pd.read_parquet(task.output_dir / "pairs") for task in tasks)
     assert (ct2.translation == fairseq.translation).mean() >= 0.9
@@ -82,7 +82,7 @@ def test_fairseq_engine_gives_the_same_pairs_as_ctranslate2(luigi_workdir, tmp_p
 def test_training_through_luigi_then_back_translation(luigi_workdir, tmp_path):
     inputs = czeng_file(tmp_path / "toy.train.gz", toy_pairs(200, seed=9))
     train = TrainTranslator(inputs=inputs, preset="tiny", max_epoch=2)
-    build = BackTranslate(inputs=inputs, translator={"preset": "tiny", "max_epoch": 2}, beam_size=2)
+    build = BackTranslate(inputs=inputs, nmt={"preset": "tiny", "max_epoch": 2}, beam_size=2)
     assert luigi.build([build], local_scheduler=True, log_level="WARNING")
     manifest = read_manifest(train.output_dir)
     assert manifest["device"] == "cpu" and manifest["pairs"]["train"] + manifest["pairs"]["valid"] == 200
@@ -96,8 +96,8 @@ def test_newstest2021_sources_end_to_end_and_evaluation(luigi_workdir, tiny_nmt)
 
     wmt21 = require_shared("csen", "wmt21")
     source, reference = wmt21 / "newstest2021.cs-en.src.cs", wmt21 / "newstest2021.cs-en.ref.A.en"
-    task = BackTranslate(inputs=f"{source}::{reference}", translator=given(tiny_nmt))
-    evaluation = EvaluateTranslator(translator=given(tiny_nmt), source=str(source), reference=str(reference),
+    task = BackTranslate(inputs=f"{source}::{reference}", nmt=given(tiny_nmt))
+    evaluation = EvaluateTranslator(nmt=given(tiny_nmt), source=str(source), reference=str(reference),
                                     baseline=str(wmt21 / "newstest2021.cs-en.hyp.CUNI-Transformer2018.en"))
     assert luigi.build([task, evaluation], local_scheduler=True, log_level="WARNING")
     lines = len(source.read_text().splitlines())

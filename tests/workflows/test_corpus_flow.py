@@ -59,7 +59,7 @@ def pairs_dir(tmp_path):
     table = pa.table({
         "id": [f"{'news' if i % 3 else 'subtitlesM'}-b1-{i:05d}" for i in range(n)], "source": ["demo.gz"] * n,
         "domain": ["news" if i % 3 else "subtitlesM" for i in range(n)], "czeng_score": rng.random(n),
-        "cs": ["věta"] * n, "reference": references, "translation": translations, "trans_score": -rng.random(n),
+        "pivot": ["cs"] * n, "foreign": ["věta"] * n, "reference": references, "translation": translations, "trans_score": -rng.random(n),
         "trans_n_tokens": np.full(n, 9, np.int32), "truncated": np.zeros(n, bool),
         **token_columns(english_tokens(references), english_tokens(translations)),
     })
@@ -188,7 +188,7 @@ def test_build_paranmt_then_train_on_decile_9(luigi_workdir, tmp_path, tiny_nmt,
     inputs = czeng_file(tmp_path / "toy.train.gz", toy_pairs(200, seed=3))
     nmt = {"checkpoint": tiny_nmt.model.checkpoint, "dict_dir": tiny_nmt.model.data_dir, "spm_model": tiny_nmt.model.spm_source}
     build(BuildParaNMT(inputs=inputs, **nmt))
-    corpus_task = AssignDeciles(inputs=inputs, translator=nmt)
+    corpus_task = AssignDeciles(inputs=inputs, nmt=nmt)
     assert "# ParaNMT corpus: 200 pairs" in (corpus_task.output_dir / "summary.md").read_text()
     summary = json.loads((corpus_task.output_dir / "summary.json").read_text())
     assert summary["rows"] == 200 and set(summary["rejects"]) >= {"ingest", "backtranslate"}
@@ -196,7 +196,7 @@ def test_build_paranmt_then_train_on_decile_9(luigi_workdir, tmp_path, tiny_nmt,
     nine = pd.read_parquet(corpus_task.corpus_dir(), filters=[("decile_pp", "==", 9)])
     assert len(nine) == 20 and nine.translation.str.len().gt(0).all()
 
-    train = TrainOnFiltered(inputs=inputs, translator=nmt, decile="9", **TINY)
+    train = TrainOnFiltered(inputs=inputs, nmt=nmt, decile="9", **TINY)
     build(train)
     assert read_manifest(train.requires().output_dir)["pairs"] == 20
     assert (train.output_dir / "report.md").exists()

@@ -49,6 +49,6 @@ def test_the_top_half_that_loses_rows_fails(runner_losing_a_part, pairs_dir, cap
 
 
 def test_back_translation_that_loses_rows_fails(runner_losing_a_part, tmp_path, tiny_nmt, caplog):
-    task = BackTranslate(inputs=czeng_file(tmp_path / "toy.train.gz", toy_pairs(60, seed=4)), translator=given(tiny_nmt))
+    task = BackTranslate(inputs=czeng_file(tmp_path / "toy.train.gz", toy_pairs(60, seed=4)), nmt=given(tiny_nmt))
     runner_losing_a_part(task.stage)
     fails_with_rows_lost(task, caplog)

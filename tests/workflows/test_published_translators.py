@@ -1,0 +1,132 @@
+"""Published translators (Marian/OPUS-MT, M2M-100) and other source languages, end to end.
+
+Tiny random models with real tokenizers (hf_fixtures) are converted by ImportTranslator as a
+user's downloaded model is; CTranslate2's score of each hypothesis is checked against the Hugging
+Face model's own forced-decoding log-probability of it; BuildParaNMT runs on German and Czech lines.
+"""
+
+import luigi
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+import torch
+from hf_fixtures import GERMAN, demo_lines, m2m_100, marian
+
+import schemas
+from corpus.errors import InputError
+from corpus.inputs import resolve_inputs
+from models.nmt import published
+from models.nmt.translate import Ct2Translator, DecodeOptions, NmtModel
+from workflows import BackTranslate, BuildParaNMT, CorpusStats
+from workflows.base import read_manifest
+from workflows.nmt import ImportTranslator
+
+MAKERS = {"marian": marian, "m2m_100": m2m_100}
+
+
+@pytest.fixture(scope="module")
+def hf_models(tmp_path_factory):
+    root = tmp_path_factory.mktemp("hf")
+    return {family: make(root / family) for family, make in MAKERS.items()}
+
+
+def imported(folder, language="de") -> NmtModel:
+    task = ImportTranslator(translator=str(folder), source_language=language)
+    assert luigi.build([task], local_scheduler=True, log_level="WARNING")
+    return NmtModel.load(task.output_dir)
+
+
+def forced_log_probability(folder, model: NmtModel, source: list[str], hypothesis: list[str]) -> float:
+    """The Hugging Face model's mean log-probability of ``hypothesis`` and end-of-sentence, given
+    ``source`` (with its special tokens) and the target prefix (a language token, forced)."""
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(folder))
+    network = AutoModelForSeq2SeqLM.from_pretrained(str(folder)).eval()
+    labels = torch.tensor([tokenizer.convert_tokens_to_ids([*model.target_prefix, *hypothesis, "</s>"])])
+    with torch.no_grad():
+        logits = network(input_ids=torch.tensor([tokenizer.convert_tokens_to_ids(source)]), labels=labels).logits[0]
+    log_probs = torch.log_softmax(logits.float(), -1).gather(1, labels[0][:, None])[:, 0]
+    return float(log_probs[len(model.target_prefix):].mean())
+
+
+@pytest.mark.parametrize("family", sorted(MAKERS))
+def test_the_score_of_a_hypothesis_is_the_models_own_forced_decoding_log_probability(luigi_workdir, hf_models, family):
+    model = imported(hf_models[family])
+    assert model.family == family and model.tokenizer_dir and model.ct2_dir
+    texts = [de for de, _ in GERMAN[:6]]
+    finished = set()
+    for limit in (1, 40):  # cut at the length limit (rescored), and ended by the model
+        translator = Ct2Translator(model, DecodeOptions(beam_size=4, max_len_a=0, max_len_b=limit), device="cpu")
+        sources = [[*model.source_prefix("de"), *pieces, *model.source_suffix] for pieces in translator.codec.encode(texts)]
+        for source, (hypothesis, score) in zip(sources, translator.submit(sources, limit)(), strict=True):
+            assert score == pytest.approx(forced_log_probability(hf_models[family], model, source, hypothesis), abs=1e-3)
+            finished.add(len(hypothesis) < limit)
+    assert finished == {True, False}, "both kinds of hypothesis are checked"
+    if family == "m2m_100":
+        assert model.source_prefixes == {"de": ("__de__",)} and model.target_prefix == ("__en__",)
+
+
+def line_aligned(folder, name, language, pairs):
+    (folder / f"{name}.{language}").write_text("".join(f"{foreign}\n" for foreign, _ in pairs), encoding="utf-8")
+    english = folder / f"{name}.{'eng' if len(language) == 3 else 'en'}"
+    english.write_text("".join(f"{en}\n" for _, en in pairs), encoding="utf-8")
+    return folder / f"{name}.{language}"
+
+
+def test_build_paranmt_from_german_with_a_marian_folder(luigi_workdir, tmp_path, hf_models):
+    news = line_aligned(tmp_path, "news", "de", GERMAN)
+    build = BuildParaNMT(inputs=f"{news}::{tmp_path / 'news.en'}", source_language="de", translator=str(hf_models["marian"]))
+    assert luigi.build([build], local_scheduler=True, log_level="WARNING")
+    corpus = pd.read_parquet(build.requires().corpus_dir())
+    assert len(corpus) == len(GERMAN) and set(corpus["pivot"]) == {"de"}
+    assert sorted(corpus.foreign) == sorted(de for de, _ in GERMAN) and corpus.id.str.startswith("news.de-").all()
+    back = BackTranslate(inputs=f"{news}::{tmp_path / 'news.en'}", source_language="de", translator=str(hf_models["marian"]))
+    assert back.complete()
+    manifest = read_manifest(back.output_dir)
+    assert manifest["model"] == "marian" and manifest["rows"]["pairs"] == len(GERMAN)
+    ingest = read_manifest(back.requires()["bitext"].output_dir)
+    assert ingest["languages"] == {"source": ["de"], "target": "en"}
+
+
+def test_one_english_file_with_several_pivots_gives_a_pair_per_pivot(luigi_workdir, tmp_path, hf_models):
+    czech, english = demo_lines()
+    pairs = list(zip(czech[:12], english[:12], strict=True))
+    german = line_aligned(tmp_path, "multi", "deu", [(de, en) for (de, _), (_, en) in zip(GERMAN, pairs, strict=True)])
+    czech_file = tmp_path / "multi.ces"
+    czech_file.write_text("".join(f"{cs}\n" for cs, _ in pairs), encoding="utf-8")
+    inputs = f"{german},{czech_file}"
+    units = resolve_inputs(inputs, "de,cs")
+    assert {(unit.language, unit.partner) for unit in units} == {("de", str(tmp_path / "multi.eng")), ("cs", str(tmp_path / "multi.eng"))}
+    stats = CorpusStats(inputs=inputs, source_language="de,cs", translator=str(hf_models["m2m_100"]))
+    assert luigi.build([stats], local_scheduler=True, log_level="WARNING")
+    back = BackTranslate(inputs=inputs, source_language="de,cs", translator=str(hf_models["m2m_100"]))
+    pairs_read = pd.read_parquet(back.output_dir / "pairs")
+    assert pairs_read.groupby("pivot").size().to_dict() == {"cs": 12, "de": 12}
+    assert pairs_read.id.is_unique and set(pairs_read.reference) == {en for _, en in pairs}
+    assert list(pairs_read.columns) == schemas.PAIRS.names
+    assert read_manifest(stats.output_dir)["pairs_per_pivot"] == {"cs": 12, "de": 12}
+
+
+def test_language_mistakes_are_one_line(tmp_path, hf_models):
+    news = line_aligned(tmp_path, "x", "de", GERMAN[:2])
+    with pytest.raises(InputError, match="'xx' is not a language code"):
+        resolve_inputs(str(news), "xx")
+    with pytest.raises(InputError, match="English"):
+        resolve_inputs(str(news), "en")
+    assert resolve_inputs(str(news), "deu")[0].partner == str(tmp_path / "x.en")
+    with pytest.raises(InputError, match="the fairseq engine takes fairseq models only"):
+        BackTranslate(inputs=str(news), source_language="de", translator=str(hf_models["marian"]), engine="fairseq").requires()
+    with pytest.raises(InputError, match="the translator has no language code for 'tlh'"):
+        published.tokenization(published.load_tokenizer(hf_models["m2m_100"]), "m2m_100", "tlh", 128)
+    with pytest.raises(InputError, match="holds no translator"):
+        ImportTranslator(translator=str(tmp_path), source_language="de").check_inputs()
+
+
+def test_a_corpus_written_by_0_3_is_read_as_today(tmp_path):
+    old = pd.DataFrame({"id": ["a"], "cs": ["Ahoj."], "reference": ["Hello."]})
+    upgraded = schemas.upgraded(pa.Table.from_pandas(old, preserve_index=False))
+    assert upgraded.column_names == ["id", "pivot", "foreign", "reference"]
+    assert upgraded.column("pivot").to_pylist() == ["cs"] and upgraded.column("foreign").to_pylist() == ["Ahoj."]
+    assert np.array_equal(schemas.upgraded_names(["id", "cs"]), ["id", "pivot", "foreign"])
