@@ -5,6 +5,9 @@ user's downloaded model is; CTranslate2's score of each hypothesis is checked ag
 Face model's own forced-decoding log-probability of it; BuildParaNMT runs on German and Czech lines.
 """
 
+import subprocess
+import sys
+
 import luigi
 import numpy as np
 import pandas as pd
@@ -15,10 +18,11 @@ from hf_fixtures import GERMAN, demo_lines, m2m_100, marian
 
 import schemas
 from corpus.errors import InputError
+from corpus.files import snapshot
 from corpus.inputs import resolve_inputs
 from models.nmt import published
 from models.nmt.translate import Ct2Translator, DecodeOptions, NmtModel
-from workflows import BackTranslate, BuildParaNMT, CorpusStats
+from workflows import BackTranslate, CorpusStats
 from workflows.base import read_manifest
 from workflows.nmt import ImportTranslator
 
@@ -75,19 +79,23 @@ def line_aligned(folder, name, language, pairs):
     return folder / f"{name}.{language}"
 
 
-def test_build_paranmt_from_german_with_a_marian_folder(luigi_workdir, tmp_path, hf_models):
+def test_build_paranmt_from_german_with_a_marian_folder_from_an_empty_folder(tmp_path, hf_models):
     news = line_aligned(tmp_path, "news", "de", GERMAN)
-    build = BuildParaNMT(inputs=f"{news}::{tmp_path / 'news.en'}", source_language="de", translator=str(hf_models["marian"]))
-    assert luigi.build([build], local_scheduler=True, log_level="WARNING")
-    corpus = pd.read_parquet(build.requires().corpus_dir())
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    command = [sys.executable, "-m", "luigi", "--module", "workflows", "BuildParaNMT", "--local-scheduler",
+               "--inputs", f"{news}::{tmp_path / 'news.en'}", "--source-language", "de", "--translator", str(hf_models["marian"])]
+    result = subprocess.run(command, cwd=empty, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    work = empty / "work"
+    corpus = pd.read_parquet(snapshot(str(work / "corpus" / "latest" / "corpus")))
     assert len(corpus) == len(GERMAN) and set(corpus["pivot"]) == {"de"}
     assert sorted(corpus.foreign) == sorted(de for de, _ in GERMAN) and corpus.id.str.startswith("news.de-").all()
-    back = BackTranslate(inputs=f"{news}::{tmp_path / 'news.en'}", source_language="de", translator=str(hf_models["marian"]))
-    assert back.complete()
-    manifest = read_manifest(back.output_dir)
+    assert sorted(corpus.reference) == sorted(en for _, en in GERMAN)
+    manifest = read_manifest(work / "backtranslate" / "latest")
     assert manifest["model"] == "marian" and manifest["rows"]["pairs"] == len(GERMAN)
-    ingest = read_manifest(back.requires()["bitext"].output_dir)
-    assert ingest["languages"] == {"source": ["de"], "target": "en"}
+    assert read_manifest(work / "ingest" / "latest")["languages"] == {"source": ["de"], "target": "en"}
+    assert not (work / "nmt-train").exists() and (work / "nmt-import" / "latest" / "ct2" / "model.bin").is_file()
 
 
 def test_one_english_file_with_several_pivots_gives_a_pair_per_pivot(luigi_workdir, tmp_path, hf_models):
