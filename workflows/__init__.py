@@ -25,7 +25,13 @@ from workflows.experiments import (
     TransferBaselinesOnTrainData,
 )
 from workflows.ingest import IngestBitext
-from workflows.nmt import ConvertTranslator, EvaluateTranslator, ImportTranslator, TrainSentencePiece, TrainTranslator
+from workflows.nmt import (
+    ConvertTranslator,
+    EvaluateTranslator,
+    ImportTranslator,
+    TrainSentencePiece,
+    TrainTranslator,
+)
 from workflows.transfer import EvaluateTransfer
 
 apply_package_defaults()  # read when a task is made, after this import: luigi.cfg overrides them
