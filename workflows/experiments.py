@@ -446,7 +446,7 @@ class DataSourceComparison(Experiment):
 
     stage = "experiments/data-source-comparison"
     model = None
-    sources = luigi.DictParameter(default={"demo": {}}, description="Source name → corpus options (inputs, pairs, translator, engine, pp_vectors …).")
+    sources = luigi.DictParameter(default={"demo": {}}, description="Source name → corpus options (inputs, source_language, pairs, translator, nmt, engine, pp_vectors …).")
     models = luigi.Parameter(default="word_avg,trigram_avg,lstm_avg", description="Comma-separated encoders (the paper's Table 3 models).")
     decile = luigi.Parameter(default="", description="Deciles the samples come from (empty: all, as the paper's samples).")
     n_pairs = count_parameter(default=100_000, description="Pairs per source (the paper: 100k); the smallest source's count when fewer.")

@@ -72,6 +72,20 @@ def test_the_score_of_a_hypothesis_is_the_models_own_forced_decoding_log_probabi
         assert model.source_prefixes == {"de": ("__de__",)} and model.target_prefix == ("__en__",)
 
 
+def test_a_ctranslate2_folder_with_its_tokenizer_translates_as_the_model_it_was_converted_from(luigi_workdir, tmp_path, hf_models):
+    folder = tmp_path / "opus-mt-ct2"
+    published.convert(hf_models["marian"], folder)
+    published.load_tokenizer(hf_models["marian"]).save_pretrained(folder)  # ct2-transformers-converter --copy_files
+    assert published.translator_kind(folder) == "ctranslate2"
+    texts = [de for de, _ in GERMAN]
+    translations = []
+    for model in (imported(folder), imported(hf_models["marian"])):
+        translations.append([(h.text, h.score) for h in Ct2Translator(model, DecodeOptions(beam_size=4), device="cpu").translate(texts)])
+    assert translations[0] == translations[1]
+    # a CTranslate2 folder does not say its positions: the tokenizer's limit (Marian's 512) stands for them
+    assert imported(folder).ct2_dir == str(folder) and imported(folder).max_source_positions == 512
+
+
 def line_aligned(folder, name, language, pairs):
     (folder / f"{name}.{language}").write_text("".join(f"{foreign}\n" for foreign, _ in pairs), encoding="utf-8")
     english = folder / f"{name}.{'eng' if len(language) == 3 else 'en'}"
