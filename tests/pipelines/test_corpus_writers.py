@@ -48,13 +48,14 @@ def test_write_corpus_stats_is_table_2_of_its_sample(tmp_path):
     write_corpus(tmp_path / "c", table, shards=2)
     counts = tmp_path / "counts.txt"
     counts.write_text("r 5\nt 20\nzebra 1\n")
-    stats, _ = write_corpus_stats(run_in_process, dataset_files(str(tmp_path / "c" / "corpus")), 100, str(counts), str(tmp_path))
+    stats, pivots = write_corpus_stats(run_in_process, dataset_files(str(tmp_path / "c" / "corpus")), 100, str(counts), str(tmp_path))
     sample = pq.read_table(tmp_path / "sample.parquet")
     assert stats == domain_table2(sample, Idf({"r": 5, "t": 20, "zebra": 1}))
     domains = table.column("domain").to_pandas().value_counts()
     assert {name: entry["sentences"] for name, entry in stats.items()} == {**{d: min(100, int(n)) for d, n in domains.items()}, ALL_DOMAINS: 100}
     assert json.loads((tmp_path / "stats.json").read_text()) == json.loads(json.dumps(stats))
-    assert (tmp_path / "stats.md").read_text() == table2_markdown(stats)
+    assert pivots == {"cs": 300}
+    assert (tmp_path / "stats.md").read_text() == table2_markdown(stats) + "\nPairs per pivot language: cs 300\n"
     assert "idf" not in write_corpus_stats(run_in_process, dataset_files(str(tmp_path / "c" / "corpus")), 100, "", str(tmp_path / "no-idf"))[0][ALL_DOMAINS]
 
 
