@@ -43,6 +43,7 @@ from dataclasses import replace
 
 from corpus import languages
 from corpus.errors import InputError
+from corpus.outputs import digest_of
 from corpus.readers import (
     InputUnit,
     Reject,
@@ -117,20 +118,37 @@ def resolve_inputs(spec: str, source_language: str = languages.DEFAULT) -> list[
     return sorted((replace(unit, name=names[unit.path]) for unit in units), key=lambda unit: (unit.path, unit.partner or ""))
 
 
-def spelled_out(spec: str) -> str:
-    """The input specification as the real paths of what it names now (a glob: its matches),
-    sorted: every spelling of the same inputs (relative, with ``..``, through a linked folder)
-    gives the same text, the identity a fingerprint needs. A name that matches nothing, or a
-    specification that is not one, stays as given (reading it is refused in one line)."""
+def content_identity(value: str) -> str:
+    """What a path parameter names, as a fingerprint knows it: each file's name as the data records
+    it (corpus.readers.distinct_names: the ``source`` column, the ids) with the SHA-256 of its
+    bytes, sorted; a folder's files by their names inside it. Not where they are: the same bytes
+    under another mount, on another machine or in another installation are the same input, and
+    one changed byte is another. A name that matches nothing, or a specification that is not
+    one, stays as given (reading it is refused in one line)."""
     try:
-        items = parse_input_spec(spec)
+        items = parse_input_spec(value)
     except InputError:
-        return spec
-    named = set()
+        return value
+    named: set[tuple[str, str | None]] = set()
     for pattern, partner in items:
         for path in [pattern] if os.path.lexists(pattern) else sorted(glob.glob(pattern, recursive=True)) or [pattern]:
-            named.add(os.path.realpath(path) + (f"::{os.path.realpath(partner)}" if partner else ""))
-    return ",".join(sorted(named))
+            named.add((os.path.realpath(path), os.path.realpath(partner) if partner else None))
+    names = distinct_names(sorted({path for path, _ in named}))
+    return ",".join(sorted(_named_contents(names[path], path) + (f"::{_named_contents(os.path.basename(partner), partner)}" if partner else "")
+                           for path, partner in named))
+
+
+def _named_contents(name: str, path: str) -> str:
+    """``name=digest`` of a file; of a folder (whatever its own name), each file below it as
+    ``relative/name=digest`` (hidden ones aside: a download client's bookkeeping); ``name=missing``
+    when there is none."""
+    if os.path.isdir(path):
+        files = sorted(p for p in glob.glob(os.path.join(glob.escape(path), "**", "*"), recursive=True) if os.path.isfile(p))
+        return " ".join(_named_contents(os.path.relpath(p, path), p) for p in files) or "empty-folder"
+    try:
+        return f"{name}={digest_of(path)}"
+    except OSError:
+        return f"{name}=missing"
 
 
 def _files_named(pattern: str) -> list[str]:

@@ -37,11 +37,12 @@ from typing import Any, ClassVar
 import apache_beam as beam
 import luigi
 from luigi.task import flatten
+from luigi.task_register import Register
 
 import schemas
 from corpus.errors import InputError
 from corpus.files import LATEST, write_atomically
-from corpus.inputs import spelled_out
+from corpus.inputs import content_identity
 from corpus.outputs import (  # noqa: F401 - read_manifest and MANIFEST: for the stages
     MANIFEST,
     DamagedOutput,
@@ -58,7 +59,7 @@ from pipelines.io import file_rows
 from pipelines.options import pipeline_options
 from pipelines.progress import RunPipeline
 from pipelines.worker_hangs import WorkerProcessDied
-from workflows.central_scheduler import WorkDirectoryTask
+from workflows.central_scheduler import WorkDirectoryTask, work_directory_digest
 from workflows.config import AbsolutePath, paranmt
 from workflows.console import STAGES as log
 from workflows.console import interrupted, log_level
@@ -67,7 +68,10 @@ from workflows.console import interrupted, log_level
 SPELLED_INPUTS = {"inputs", "files", "pairs"}
 # Part of every fingerprint: an output built by another release of the code, or with another
 # version of a dataset schema, is never reused (bump the package version when outputs change).
-CODE_VERSION = {"paranmt": version("paranmt"), "schemas": sorted(schemas.version_of(schema) for schema in schemas.ALL.values())}
+# "inputs": how an input is known; "content" (since 0.4: its name as the data records it and its
+# bytes, not its path), so outputs of 0.3, which knew inputs by path, are built once again.
+CODE_VERSION = {"paranmt": version("paranmt"), "schemas": sorted(schemas.version_of(schema) for schema in schemas.ALL.values()),
+                "inputs": "content"}
 
 
 def users_mistake(error: BaseException | None) -> str:
@@ -260,20 +264,21 @@ PROGRESS_EVERY = 30.0
 
 
 def file_fingerprint(path: str) -> str:
-    """Identity of an input file: its path and a hash of its contents, so an edit is never
-    mistaken for the old file, even one of the same size whose modification time was put back
-    (``cp -p``, ``rsync -t``, ``tar x``, ``curl -R``). The hash is computed once per version of
-    the file (``corpus.outputs.content_digest``). A missing file is reported by ``StageTask.run``
-    in one line, not here (Luigi would print a traceback for an error while it checks whether a
-    task is complete)."""
+    """Identity of an input file: its size and a hash of its contents, not its path (the same
+    bytes under another mount, on another machine, in another installation are the same input),
+    so an edit is never mistaken for the old file, even one of the same size whose modification
+    time was put back (``cp -p``, ``rsync -t``, ``tar x``, ``curl -R``). The hash is computed once
+    per version of the file (``corpus.outputs.content_digest``). A missing file is reported by
+    ``StageTask.run`` in one line, not here (Luigi would print a traceback for an error while it
+    checks whether a task is complete)."""
     real = os.path.realpath(path)  # one file under any of its names (``..``, a linked folder)
     try:
         version = file_version(real)
     except FileNotFoundError:
-        return f"{real}:missing"
+        return "missing"
     if not os.path.isfile(real):  # refused in one line by check_input_file when the task runs
-        return f"{real}:not-a-file"
-    return f"{real}:{version[2]}:{content_digest(real, *version)}"
+        return "not-a-file"
+    return f"{version[2]}:{content_digest(real, *version)}"
 
 
 @contextmanager
@@ -339,6 +344,24 @@ def in_workdir(path: str | Path) -> str:
     return str(path)
 
 
+@functools.cache
+def path_parameter_names() -> frozenset[str]:
+    """Names of the parameters that name files, of every task: the inputs' and every AbsolutePath."""
+    names = set(SPELLED_INPUTS)
+    for task_class in Register._reg:
+        names.update(name for name, parameter in task_class.get_params() if isinstance(parameter, AbsolutePath))
+    return frozenset(names)
+
+
+def paths_as_contents(value: Any) -> Any:
+    """A dictionary parameter's value (another task's parameters: ``nmt``, a DataSourceComparison
+    source) with each file-naming parameter in it as the contents it names (content_identity)."""
+    if isinstance(value, dict):
+        return {key: content_identity(item) if key in path_parameter_names() and isinstance(item, str) and item else paths_as_contents(item)
+                for key, item in value.items()}
+    return value
+
+
 class StageTask(WorkDirectoryTask):
     """A stage with an atomic, fingerprinted output directory and a JSON manifest."""
 
@@ -349,6 +372,15 @@ class StageTask(WorkDirectoryTask):
     # A parameter whose value gets its own link beside ``latest`` (``latest-<value>``), for
     # stages whose outputs of several kinds coexist (encoders of several models).
     latest_by: ClassVar[str | None] = None
+
+    def __init__(self, *args, **kwargs):
+        """Luigi's central scheduler knows a stage by what it builds (its fingerprint: inputs by
+        their contents), not by the paths its parameters name: runs on several machines that see
+        the same inputs at other paths agree on which stage one of them is building, and wait
+        for it. A stage whose parameters are a mistake keeps Luigi's id (it fails in one line)."""
+        super().__init__(*args, **kwargs)
+        with contextlib.suppress(InputError):
+            self.task_id = f"{self.task_family}_{self.fingerprint()}_{work_directory_digest(paranmt().workdir)}"
 
     def input_files(self) -> list[str]:
         """Local input files whose identity is part of the fingerprint."""
@@ -365,14 +397,16 @@ class StageTask(WorkDirectoryTask):
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:12]
 
     def identifying_parameters(self) -> dict[str, str]:
-        """The significant parameters, those naming files as the real paths they name, so that
-        another spelling of the same files (``..``, a linked folder) does not rebuild the stage."""
+        """The significant parameters, those naming files as the contents they name (their names
+        as the data records them, and their bytes' digests: corpus.inputs.content_identity), so
+        that the same bytes elsewhere (another spelling, mount, machine or installation) build
+        nothing again."""
         parameters = self.to_str_params(only_significant=True)
         for name, parameter in self.get_params():
-            if parameters.get(name) and name in SPELLED_INPUTS:
-                parameters[name] = spelled_out(parameters[name])
-            elif parameters.get(name) and isinstance(parameter, AbsolutePath):
-                parameters[name] = os.path.realpath(parameters[name])
+            if parameters.get(name) and (name in SPELLED_INPUTS or isinstance(parameter, AbsolutePath)):
+                parameters[name] = content_identity(parameters[name])
+            elif parameters.get(name) and isinstance(parameter, luigi.DictParameter):
+                parameters[name] = json.dumps(paths_as_contents(json.loads(parameters[name])), sort_keys=True)
         return parameters
 
     @property
@@ -477,7 +511,8 @@ class StageTask(WorkDirectoryTask):
             "fingerprint": final.name,
             "code": CODE_VERSION,
             "parameters": self.to_str_params(only_significant=True),
-            "input_files": [file_fingerprint(path) for path in self.input_files()],
+            # where this build read them, for people (the fingerprint holds their contents only)
+            "input_files": [f"{os.path.realpath(path)}:{file_fingerprint(path)}" for path in self.input_files()],
             "upstream": {task.stage: in_workdir(task.output_dir) for task in flatten(self.requires()) if isinstance(task, StageTask)},
             "seconds": round(time.time() - started, 3),
             **summary,

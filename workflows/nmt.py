@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shutil
 from pathlib import Path
 
 import luigi
@@ -186,22 +187,41 @@ class TrainTranslator(UsesGpu, ReadsBitext, WritesNmtModel):
             self.progress(line.split(" | ", 3)[-1])
 
     def _use_given(self, partial_dir: Path) -> dict:
-        source_positions, target_positions = fairseq_train.model_positions(self.checkpoint)
-        NmtModel(
-            self.checkpoint, self.dict_dir, self.spm_model, self.spm_target_model or self.spm_model, source_positions, target_positions,
-        ).save(partial_dir)
+        """The given checkpoint, dictionaries and sentencepiece models copied into this stage's
+        output: it is known by their contents, so it serves wherever the same files are (another
+        mount, another machine), and needs none of them where they were."""
+        copied = _copied_model(partial_dir, self.checkpoint, self._given_dicts(), self.spm_model, self.spm_target_model or self.spm_model)
+        copied.save(partial_dir)
         self.progress(f"using the given checkpoint {self.checkpoint}", 100)
         return {"given_checkpoint": self.checkpoint}
 
     def _use_exported(self, partial_dir: Path) -> dict:
-        """The folder's checkpoint rejoined into this stage's output; dictionaries and
-        sentencepiece models read where they are."""
+        """The folder's checkpoint rejoined into this stage's output, its dictionaries and
+        sentencepiece models copied beside it."""
         folder = Path(self.model_dir)
         checkpoint = export.join_checkpoint(folder, partial_dir / export.CHECKPOINT)
         spm_source, spm_target = export.spm_models(folder)
-        NmtModel(checkpoint.name, str(folder), str(spm_source), str(spm_target), *fairseq_train.model_positions(str(checkpoint))).save(partial_dir)
+        _copied_model(partial_dir, str(checkpoint), [str(folder / name) for name in export.DICTIONARIES], str(spm_source), str(spm_target)).save(partial_dir)
         self.progress(f"using the model in {folder}", 100)
         return {"model_dir": str(folder), "checkpoint_parts": len(export.checkpoint_parts(folder))}
+
+
+def _copied_model(partial_dir: Path, checkpoint: str, dictionaries: list[str], spm_source: str, spm_target: str) -> NmtModel:
+    """A given fairseq model's files copied into ``partial_dir`` (the checkpoint left where it is
+    when it is there already), as an NmtModel with paths relative to it."""
+    def copy(path: str, name: str) -> str:
+        target = partial_dir / name
+        if Path(path).resolve() != target.resolve():
+            shutil.copyfile(path, target)
+        return name
+
+    (partial_dir / "dicts").mkdir(exist_ok=True)
+    for dictionary in dictionaries:
+        copy(dictionary, f"dicts/{Path(dictionary).name}")
+    joint = Path(spm_source).resolve() == Path(spm_target).resolve()
+    spm_files = (copy(spm_source, "spm.model"),) * 2 if joint else (copy(spm_source, "spm.source.model"), copy(spm_target, "spm.target.model"))
+    positions = fairseq_train.model_positions(checkpoint)
+    return NmtModel(copy(checkpoint, export.CHECKPOINT), "dicts", *spm_files, *positions)
 
 
 class ConvertTranslator(ReadsBitext, WritesNmtModel):
@@ -252,8 +272,9 @@ class ImportTranslator(WritesNmtModel):
             ct2_dir = published.convert(folder, partial_dir / "ct2", self.quantization)
             tokenizer.save_pretrained(partial_dir / published.TOKENIZER_DIR)
             tokenizer_dir, positions = partial_dir / published.TOKENIZER_DIR, config.get("max_position_embeddings", published.DEFAULT_POSITIONS)
-        else:
-            config, ct2_dir, tokenizer_dir = {}, folder, folder
+        else:  # copied: the output is known by the folder's contents, and serves wherever they are
+            config, ct2_dir, tokenizer_dir = {}, partial_dir / "ct2", partial_dir / "ct2"
+            shutil.copytree(folder, ct2_dir, ignore=shutil.ignore_patterns(".*"), dirs_exist_ok=True)
             positions = tokenizer.model_max_length if tokenizer.model_max_length < 100_000 else published.DEFAULT_POSITIONS
         family = published.family_of(config, tokenizer)
         codes = source_languages(self.source_language)

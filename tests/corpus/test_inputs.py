@@ -18,7 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from corpus.errors import InputError
-from corpus.inputs import read_lines, resolve_inputs, spelled_out
+from corpus.inputs import content_identity, read_lines, resolve_inputs
+from corpus.outputs import digest_of
 from corpus.readers import BitextRecord, Reject
 from pipelines.ingest import read_unit
 
@@ -87,17 +88,30 @@ def test_one_file_in_any_spellings_is_one_input(folder, spellings):
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(spellings=st.lists(spelling(), min_size=1, max_size=4))
-def test_any_spellings_of_one_file_are_spelled_out_alike(folder, spellings):
-    """The fingerprint's identity of the inputs: one text for every spelling of the same file."""
+def test_any_spellings_of_one_file_have_one_content_identity(folder, spellings):
+    """The fingerprint's identity of the inputs: one text for every spelling of the same file,
+    its name and its bytes' digest."""
     spec = ",".join(path if relative else f"{folder}/{path}" for relative, path in spellings)
     with contextlib.chdir(folder):
-        assert spelled_out(spec) == str(folder.resolve() / "data" / "w.cs")
+        assert content_identity(spec) == f"w.cs={digest_of(folder / 'data' / 'w.cs')}"
 
 
-def test_names_that_match_nothing_are_spelled_out_as_given(tmp_path):
+def test_the_same_bytes_elsewhere_are_the_same_input_and_one_byte_is_another(tmp_path):
+    for place in ("mount-a/czeng", "mount-b/elsewhere/czeng"):
+        (tmp_path / place).mkdir(parents=True)
+        (tmp_path / place / "x.cs").write_text("Věta.\n")
+        (tmp_path / place / "x.en").write_text("A sentence.\n")
+    a, b = (content_identity(f"{tmp_path / place / 'x.cs'}::{tmp_path / place / 'x.en'}") for place in ("mount-a/czeng", "mount-b/elsewhere/czeng"))
+    assert a == b and str(tmp_path) not in a
+    assert content_identity(str(tmp_path / "mount-a")) == content_identity(str(tmp_path / "mount-b/elsewhere"))  # a folder: its files
+    (tmp_path / "mount-b/elsewhere/czeng/x.en").write_text("A sentence!\n")
+    assert content_identity(f"{tmp_path / 'mount-b/elsewhere/czeng/x.cs'}::{tmp_path / 'mount-b/elsewhere/czeng/x.en'}") != a
+
+
+def test_names_that_match_nothing_stay_as_given(tmp_path):
     with contextlib.chdir(tmp_path):
-        assert spelled_out("absent-*.gz") == str(tmp_path.resolve() / "absent-*.gz")
-        assert spelled_out("a.cs::") == "a.cs::"  # not a specification: refused when read
+        assert content_identity("absent-*.gz") == "absent-*.gz=missing"
+        assert content_identity("a.cs::") == "a.cs::"  # not a specification: refused when read
 
 
 def test_the_english_side_matched_by_a_glob_is_read_as_the_partner_only(tmp_path):

@@ -1,5 +1,6 @@
 """BackTranslate and BuildParaNMT as Luigi tasks: training, a given checkpoint, the manifest."""
 
+import filecmp
 import gzip
 import json
 
@@ -40,8 +41,11 @@ def test_a_given_checkpoint_skips_training_and_back_translation_writes_pairs(lui
     pairs = pd.read_parquet(task.output_dir / "pairs")
     assert list(pairs.columns) == schemas.PAIRS.names and len(pairs) == 60
     assert (pairs.domain == "toy").all() and (pairs.czeng_score == 0.9).all()
-    trained = json.loads((TrainTranslator(inputs=inputs, **given(tiny_nmt)).output_dir / "nmt.json").read_text())
-    assert trained["checkpoint"] == tiny_nmt.model.checkpoint
+    given_stage = TrainTranslator(inputs=inputs, **given(tiny_nmt)).output_dir
+    trained = json.loads((given_stage / "nmt.json").read_text())
+    # copied into the stage's output: it serves wherever the same files are given, and needs none of them
+    assert trained["checkpoint"] == "checkpoint.pt" and trained["data_dir"] == "dicts" and trained["spm_source"] == "spm.model"
+    assert filecmp.cmp(given_stage / "checkpoint.pt", tiny_nmt.model.checkpoint, shallow=False)
 
 
 @pytest.mark.skipif(not ct2_cuda_problem(), reason="CTranslate2 can use a GPU here")
@@ -59,7 +63,7 @@ def test_build_paranmt_passes_the_given_model_and_engine_to_back_translation(tin
     build = BuildParaNMT(inputs="x.gz", engine="fairseq", **given(tiny_nmt))
     back_translations = [task for task in walk(build) if isinstance(task, BackTranslate)]
     assert back_translations and all(
-        task.translator == given(tiny_nmt) and task.engine == "fairseq" and task.inputs == "x.gz" for task in back_translations)
+        task.nmt == given(tiny_nmt) and task.engine == "fairseq" and task.inputs == "x.gz" for task in back_translations)
 
 
 def walk(task):

@@ -5,6 +5,7 @@ complete, both in the task history)."""
 
 import json
 import os
+import shutil
 import signal
 import socket
 import sqlite3
@@ -144,6 +145,32 @@ def test_builds_on_two_work_directories_at_once_each_build_everything_and_are_re
     assert corpus and all(path.read_bytes() == (workdirs[1] / path.relative_to(workdirs[0])).read_bytes() for path in corpus)
 
 
+def test_two_machines_seeing_the_inputs_at_other_paths_build_each_stage_once_and_the_corpus_of_one(luigid, tiny_nmt, tmp_path):
+    """Two workers of one luigid on one work directory, each with its own copy of the inputs and
+    the model (another mount, another machine), started together: each stage is built once, both
+    exit 0 and print the same corpus, and it is the corpus a single run makes."""
+    toy = toy_pairs(200, seed=5)
+    options = []
+    for machine in ("node-a", "node-b/mnt/data"):
+        folder = tmp_path / machine
+        folder.mkdir(parents=True)
+        model = {name: shutil.copy(path, folder) for name, path in given(tiny_nmt).items() if name != "dict_dir"}
+        for dictionary in ("dict.cs.txt", "dict.en.txt"):
+            shutil.copy(Path(tiny_nmt.model.data_dir) / dictionary, folder)
+        options.append(["--inputs", czeng_file(folder / "toy.train.gz", toy), f"--dict-dir={folder}",
+                        *(f"--{name.replace('_', '-')}={path}" for name, path in model.items())])
+    outputs = finished(*(start_build(luigid["port"], tmp_path / "shared-work", machine_options) for machine_options in options))
+    assert_complete(tmp_path / "shared-work")
+    assert built_stages(outputs[0] + outputs[1]) == sorted(STAGES)  # each stage built once, by one of the two
+    assert result(outputs[0]) == result(outputs[1])
+    alone = finished(start_build(luigid["port"], tmp_path / "alone", options[0]))[0]
+    assert built_stages(alone) == sorted(STAGES)
+    corpus = sorted((tmp_path / "alone" / "corpus" / "latest" / "corpus").rglob("*.parquet"))
+    shared = tmp_path / "shared-work" / "corpus" / "latest" / "corpus"
+    assert corpus and all(path.read_bytes() == (shared / path.relative_to(corpus[0].parents[1])).read_bytes() for path in corpus)
+    assert (tmp_path / "alone" / "corpus" / "latest").readlink() == (tmp_path / "shared-work" / "corpus" / "latest").readlink()
+
+
 def test_every_task_names_its_work_directory_in_its_id():
     tasks = [cls for cls in Register._reg if cls.__module__.startswith("workflows.") and not issubclass(cls, luigi.Config)]
     assert set(workflows.__all__) <= {cls.__name__ for cls in tasks}
@@ -161,7 +188,8 @@ def test_the_id_changes_with_the_real_work_directory_and_the_output_names_do_not
         made[name] = (IngestBitext(), BuildParaNMT())
     for ingest, build in made.values():
         assert ingest.portable_task_id == made["a"][0].portable_task_id and ingest.fingerprint() == made["a"][0].fingerprint()
-        assert ingest.task_id.startswith(ingest.portable_task_id) and build.task_id.startswith(build.portable_task_id)
+        # a stage is known to the scheduler by what it builds, a wrapper by its parameters
+        assert ingest.task_id.startswith(f"IngestBitext_{ingest.fingerprint()}_") and build.task_id.startswith(build.portable_task_id)
     assert made["link"][0].task_id == made["a"][0].task_id and made["link"][1].task_id == made["a"][1].task_id
     assert made["b"][0].task_id != made["a"][0].task_id and made["b"][1].task_id != made["a"][1].task_id
 

@@ -66,7 +66,7 @@ def toy_inputs(folder: Path) -> dict:
 
 def every_beam_stage(files: dict, nmt: dict) -> list[luigi.Task]:
     """The Beam stages, each after those it reads (the NMT model stages are not Beam's)."""
-    pairs = {"inputs": files["inputs"], "translator": nmt}
+    pairs = {"inputs": files["inputs"], "nmt": nmt}
     scores = {**pairs, "pp_vectors": files["vectors"]}
     corpus = {**scores, "examples": 2}
     return [IngestBitext(inputs=files["inputs"]), BackTranslate(**pairs), SelectTopHalf(**pairs), ScorePairs(**scores),

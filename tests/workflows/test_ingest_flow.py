@@ -24,7 +24,7 @@ def test_ingest_task_on_embedded_demo_writes_manifest_and_latest_link(luigi_work
     assert list(bitext.columns) == schemas.BITEXT.names
     assert manifest["rows"]["bitext"] == len(bitext) == 400
     assert manifest["rejects"]["total"] == 0
-    assert manifest["schema"]["bitext"] == "bitext/2"
+    assert manifest["schema"]["bitext"] == "bitext/3"
     assert manifest["input_files"][0].split(":")[0].endswith("czeng_demo.train.gz")
     assert bitext.id.is_unique and (bitext.en_n_tokens > 0).all()
 

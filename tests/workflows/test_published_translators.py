@@ -5,8 +5,10 @@ user's downloaded model is; CTranslate2's score of each hypothesis is checked ag
 Face model's own forced-decoding log-probability of it; BuildParaNMT runs on German and Czech lines.
 """
 
+import filecmp
 import subprocess
 import sys
+from pathlib import Path
 
 import luigi
 import numpy as np
@@ -82,8 +84,11 @@ def test_a_ctranslate2_folder_with_its_tokenizer_translates_as_the_model_it_was_
     for model in (imported(folder), imported(hf_models["marian"])):
         translations.append([(h.text, h.score) for h in Ct2Translator(model, DecodeOptions(beam_size=4), device="cpu").translate(texts)])
     assert translations[0] == translations[1]
-    # a CTranslate2 folder does not say its positions: the tokenizer's limit (Marian's 512) stands for them
-    assert imported(folder).ct2_dir == str(folder) and imported(folder).max_source_positions == 512
+    # copied into the stage's output (known by its contents, it serves wherever they are); a
+    # CTranslate2 folder does not say its positions: the tokenizer's limit (Marian's 512) stands for them
+    model = imported(folder)
+    assert Path(model.ct2_dir).parent == ImportTranslator(translator=str(folder), source_language="de").output_dir
+    assert filecmp.cmp(Path(model.ct2_dir) / "model.bin", folder / "model.bin", shallow=False) and model.max_source_positions == 512
 
 
 def line_aligned(folder, name, language, pairs):
@@ -121,7 +126,7 @@ def test_one_english_file_with_several_pivots_gives_a_pair_per_pivot(luigi_workd
     inputs = f"{german},{czech_file}"
     units = resolve_inputs(inputs, "de,cs")
     assert {(unit.language, unit.partner) for unit in units} == {("de", str(tmp_path / "multi.eng")), ("cs", str(tmp_path / "multi.eng"))}
-    stats = CorpusStats(inputs=inputs, source_language="de,cs", translator=str(hf_models["m2m_100"]))
+    stats = CorpusStats(inputs=inputs, source_language="de,cs", translator=str(hf_models["m2m_100"]), word_counts="")
     assert luigi.build([stats], local_scheduler=True, log_level="WARNING")
     back = BackTranslate(inputs=inputs, source_language="de,cs", translator=str(hf_models["m2m_100"]))
     pairs_read = pd.read_parquet(back.output_dir / "pairs")

@@ -1,8 +1,10 @@
 """Paths a stage records inside the work directory are relative to it, and an input is known by
-its real path: another spelling of either rebuilds nothing. (A moved, copied or linked demo work
-directory, through the ``luigi`` command: test_console.)"""
+its name and its bytes: another spelling, another mount or another machine's copy of the same
+files rebuilds nothing; one changed byte rebuilds what depends on it. (A moved, copied or linked
+demo work directory, through the ``luigi`` command: test_console.)"""
 
 import contextlib
+import shutil
 
 import luigi
 
@@ -37,3 +39,26 @@ def test_a_path_parameter_through_a_linked_folder_is_the_same_stage(luigi_workdi
     spellings = [tmp_path / "data" / "pairs.tsv", tmp_path / "link" / "pairs.tsv", tmp_path / "link" / ".." / "data" / "pairs.tsv"]
     assert len({TrainEncoder(train_data=str(path)).fingerprint() for path in spellings}) == 1
     assert TrainEncoder(train_data=str(tmp_path / "data" / "pairs.tsv")).fingerprint() != TrainEncoder(train_data=str(tmp_path / "other.tsv")).fingerprint()
+
+
+def stage_manifests(workdir):
+    return {path: path.stat().st_mtime_ns for path in workdir.rglob("_SUCCESS")}
+
+
+def test_the_same_bytes_at_another_path_build_nothing_and_one_changed_byte_rebuilds(luigi_workdir, tmp_path):
+    first, second = tmp_path / "node-a" / "czeng", tmp_path / "mnt" / "node-b" / "data" / "czeng"
+    first.mkdir(parents=True)
+    (first / "w.cs").write_text("".join(f"věta {n}\n" for n in range(40)))
+    (first / "w.en").write_text("".join(f"sentence {n}\n" for n in range(40)))
+    assert luigi.build([TrainSentencePiece(inputs=str(first / "w.cs"), vocab_size=40)], local_scheduler=True, log_level="WARNING")
+    built = stage_manifests(luigi_workdir)
+    shutil.copytree(first, second)  # the same files under another mount (or copied to another machine)
+    shutil.rmtree(first)
+    moved = TrainSentencePiece(inputs=str(second / "w.cs"), vocab_size=40)
+    assert moved.complete()
+    assert luigi.build([moved], local_scheduler=True, log_level="WARNING")
+    assert stage_manifests(luigi_workdir) == built
+    (second / "w.en").write_text((second / "w.en").read_text().replace("sentence 7", "sentence 8"))
+    assert not TrainSentencePiece(inputs=str(second / "w.cs"), vocab_size=40).complete()
+    assert luigi.build([TrainSentencePiece(inputs=str(second / "w.cs"), vocab_size=40)], local_scheduler=True, log_level="WARNING")
+    assert len(stage_manifests(luigi_workdir)) == 4  # ingest and sentencepiece built again, beside the first build

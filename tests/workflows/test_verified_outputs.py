@@ -200,7 +200,7 @@ def test_the_input_record_is_the_file_as_read(luigi_workdir, tmp_path, monkeypat
     assert not list(luigi_workdir.rglob(MANIFEST))
     monkeypatch.setattr(IngestBitext, "build", build)
     assert luigi.build([task], local_scheduler=True, log_level="WARNING")
-    assert read_manifest(task.output_dir)["input_files"] == [file_fingerprint(str(source))]
+    assert read_manifest(task.output_dir)["input_files"] == [f"{source.resolve()}:{file_fingerprint(str(source))}"]
 
 
 def test_a_worker_traceback_on_standard_error_is_dropped_when_luigi_says_it_in_one_line():
