@@ -107,15 +107,17 @@ def summary_record(
     corpus_dir: str,
     pp_model: Mapping,
     rejects: Mapping[str, dict],
+    translated_by: str = "",
 ) -> dict:
     """The corpus summary (summary.json): its rows (the largest count of any ranking), where it
-    is (relative to the work directory, which can move), the PP model that scored it, the
-    rejects of each stage before it, the scorers with their exact cut keys, and per scorer and
-    decile the rows, score range and example pairs."""
+    is (relative to the work directory, which can move), the model that made its translations,
+    the PP model that scored it, the rejects of each stage before it, the scorers with their
+    exact cut keys, and per scorer and decile the rows, score range and example pairs."""
     rows = max(counts.values(), default=0)
     return {
         "rows": rows,
         "corpus_dir": corpus_dir,
+        "translated_by": translated_by,
         "pp_model": pp_model,
         "rejects": rejects,
         "scorers": SCORERS,
@@ -130,7 +132,8 @@ def _model_line(model: Mapping) -> str:
 
 def summary_markdown(summary: Mapping) -> str:
     """The corpus summary (rows, rejects, per-decile score ranges, example pairs) as Markdown."""
-    parts = [f"# ParaNMT corpus: {summary['rows']:,} pairs\n\nCorpus: `{summary['corpus_dir']}` (in the work directory)  \n{_model_line(summary['pp_model'])}\n"]
+    translations = f"Translations: {summary['translated_by']}  \n" if summary.get("translated_by") else ""
+    parts = [f"# ParaNMT corpus: {summary['rows']:,} pairs\n\nCorpus: `{summary['corpus_dir']}` (in the work directory)  \n{translations}{_model_line(summary['pp_model'])}\n"]
     rejects = [[stage, f"{e['total']:,}", ", ".join(f"{reason} {count:,}" for reason, count in e["by_reason"].items()) or "–"] for stage, e in summary["rejects"].items()]
     parts.append("## Rejected input\n\n" + markdown_table(["stage", "rejects", "by reason"], rejects, align_right=(1,)))
     for scorer, column in summary["scorers"].items():

@@ -352,19 +352,20 @@ def write_corpus(
     examples: int,
     sample_size: int = DEFAULT_SAMPLE,
     report: Report | None = None,
+    translated_by: str = "",
 ) -> dict:
     """Rank ``scored_files`` into deciles of every scorer and write the corpus (their rows in
     ``pairs_dir`` with the scores and deciles) partitioned by ``decile_pp`` to ``corpus_dir``,
     and its summary (summary.json, summary.md) to the local ``out_dir``, where the cut search
     leaves its records too; returns the summary. ``shown_corpus_dir`` is where the summary says
-    the corpus is (its final place); ``pp_model`` and ``rejects``, the upstream stages' records,
-    are copied into it. ``report`` follows the pipelines as they run."""
+    the corpus is (its final place); ``pp_model``, ``rejects`` and ``translated_by`` (the model that
+    made the translations), the upstream stages' records, are copied into it. ``report`` follows the pipelines as they run."""
     deciles_path = Path(out_dir, "_deciles.json")
     counts, cuts = find_cuts(
         run_pipeline, RankingInput(tuple(scored_files), SCORER_KEYS), decile_ranks, out_dir, sample_size, report=report,
         then=add_corpus_write(corpus_dir, pairs_dir, examples, str(deciles_path)), then_says="to write the corpus",
     )
-    summary = summary_record(counts, cuts, json.loads(deciles_path.read_text()), shown_corpus_dir, pp_model, rejects)
+    summary = summary_record(counts, cuts, json.loads(deciles_path.read_text()), shown_corpus_dir, pp_model, rejects, translated_by)
     Path(out_dir, "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     Path(out_dir, "summary.md").write_text(summary_markdown(summary))
     return summary

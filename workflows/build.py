@@ -43,6 +43,7 @@ class BuildParaNMT(WorkDirectoryTask, luigi.WrapperTask):
         summary_dir = self.requires().output_dir
         summary = read_json(summary_dir / "summary.json")
         lines = [f"ParaNMT corpus: {summary['rows']} pairs in {self.requires().corpus_dir()}",
+                 f"  translations: {summary['translated_by']}",
                  f"  summary with score ranges and example pairs: {summary_dir / 'summary.md'}"]
         for stage, rejects in summary["rejects"].items():
             reasons = ", ".join(f"{reason} {count}" for reason, count in sorted(rejects["by_reason"].items())) or "none"

@@ -95,6 +95,16 @@ class ReadsPairs(TranslatorChoice):
             return None
         return ImportParaphrases(files=self.pairs)
 
+    def translated_by(self) -> str:
+        """Which model made the pairs' translations, as their stage's manifest says."""
+        task = self.pairs_task()
+        if task is None:
+            return f"the pairs dataset {self.pairs}"
+        manifest = task.verified_manifest()
+        if "model" not in manifest:
+            return "the ParaNMT-50M release (its own back-translations)"
+        return f"{manifest['model']}, {manifest['engine']} on {manifest['device']}"
+
     def pairs_dir(self) -> str:
         task = self.pairs_task()
         return str(task.output_dir / "pairs") if task else os.path.abspath(self.pairs)  # workers open it
@@ -258,6 +268,7 @@ class AssignDeciles(StageTask):
             self.runner_for(scored), scored, score.pairs_dir(), str(self.corpus_dir(partial_dir)), str(partial_dir),
             shown_corpus_dir=in_workdir(self.corpus_dir()), pp_model=score.verified_manifest()["pp_model"],
             rejects=upstream_rejects(self), examples=self.examples, sample_size=self.sample_size, report=self.progress,
+            translated_by=score.translated_by(),
         )
         io.check_rows(self.stage, io.dataset_rows(str(self.corpus_dir(partial_dir))), scored_rows, "scored pairs")
         return {

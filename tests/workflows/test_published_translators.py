@@ -106,6 +106,7 @@ def test_build_paranmt_from_german_with_a_marian_folder_from_an_empty_folder(tmp
                "--inputs", f"{news}::{tmp_path / 'news.en'}", "--source-language", "de", "--translator", str(hf_models["marian"])]
     result = subprocess.run(command, cwd=empty, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
+    assert "translations: marian, ctranslate2 on cpu" in result.stdout + result.stderr
     work = empty / "work"
     corpus = pd.read_parquet(snapshot(str(work / "corpus" / "latest" / "corpus")))
     assert len(corpus) == len(GERMAN) and set(corpus["pivot"]) == {"de"}
