@@ -13,11 +13,24 @@ failed run never ended instead of exiting non-zero.
    the runner waited forever for the answer to the bundle it had sent. Beam's Docker workers
    are watched for this; its subprocess workers were not. Now the worker's exit fails the
    requests still waiting for it, so the run fails and says which exit status ended it.
+
+And one that made a worker's death loud: the runner's threads that read the dead worker's
+streams, its data plane and its clean-up each report the broken connection (up to 215 lines of
+tracebacks in a 400k-line ingest), and the data plane's error ("Channel closed prematurely") may
+reach the pipeline before the worker's exit does. ``one_line_if_a_worker_dies`` makes the run's
+error the dead worker's one line whichever comes first, and keeps the rest off the console.
+Workers are started with ``exec``, so the process the runner watches is the worker itself (a
+shell in between reported the death on its own, and killed alone left the worker running,
+orphaned, retrying its logging connection).
 """
 
 from __future__ import annotations
 
+import logging
 import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from apache_beam.runners.portability import local_job_service
 from apache_beam.runners.portability.fn_api_runner import worker_handlers
@@ -27,6 +40,12 @@ _Servicer = worker_handlers.BeamFnControlServicer
 
 class WorkerProcessDied(RuntimeError):
     """A DirectRunner worker process ended while the runner waited for its work."""
+
+
+# The deaths of worker processes this process's runners saw, in order (one line each).
+_deaths: list[str] = []
+# How long an error that a dead worker causes may come before its death is seen.
+DEATH_NOTICE_SECONDS = 10.0
 
 
 def _close_even_before_the_worker_connects(self: worker_handlers.ControlConnection) -> None:
@@ -39,7 +58,9 @@ def _close_even_before_the_worker_connects(self: worker_handlers.ControlConnecti
 
 def _start_watched_worker(self: worker_handlers.SubprocessSdkWorkerHandler) -> None:
     """Beam's ``start_worker``, with the worker's thread failing its pending requests on exit."""
-    self.worker = local_job_service.SubprocessSdkWorker(self._worker_command_line, self.control_address, self.provision_info, self.worker_id)
+    command = self._worker_command_line  # bytes, as the runner's provisioning sends it
+    command = command if command.startswith(b"exec ") else b"exec " + command
+    self.worker = local_job_service.SubprocessSdkWorker(command, self.control_address, self.provision_info, self.worker_id)
     self.worker_thread = threading.Thread(name="run_worker", target=_run_worker, args=(self,))
     self.worker_thread.start()
 
@@ -48,9 +69,66 @@ def _run_worker(handler: worker_handlers.SubprocessSdkWorkerHandler) -> None:
     try:
         handler.worker.run()
     except RuntimeError as exited:  # Beam's "Worker subprocess exited with return code N"
-        handler.control_conn.abort(WorkerProcessDied(
-            f"a Beam worker process stopped in the middle of its work ({exited}): killed, out of memory, or crashed;"
-            " fewer worker processes (--paranmt-direct-num-workers) need less memory"))
+        died = WorkerProcessDied(f"a Beam worker process stopped in the middle of its work ({exited}): killed, out of memory, or crashed;"
+                                 " fewer worker processes (--paranmt-direct-num-workers) need less memory")
+        _deaths.append(str(died))
+        handler.control_conn.abort(died)
+
+
+def _caused_by_a_death(error: BaseException | None, died: Callable[[], bool]) -> bool:
+    """Whether a worker died, waiting up to DEATH_NOTICE_SECONDS for its death to be seen when
+    ``error`` is what a broken connection to a worker gives (it may come first)."""
+    deadline = time.monotonic() + DEATH_NOTICE_SECONDS
+    while not died() and error is not None and _a_connection_broke(error) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return died()
+
+
+class _QuietAfterDeath(logging.Filter):
+    """Drops Beam's records once a worker died: each says the connection to it broke."""
+
+    def __init__(self, died: Callable[[], bool]):
+        super().__init__()
+        self.died = died
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not (record.name.startswith("apache_beam") and _caused_by_a_death(error, self.died))
+
+
+@contextmanager
+def one_line_if_a_worker_dies() -> Iterator[Callable[[], bool]]:
+    """Run a pipeline so that a worker process dying in it is one line: the error it ends with
+    is WorkerProcessDied (also when another error caused by the death comes first: it waits up
+    to DEATH_NOTICE_SECONDS for the death to be seen), and once a worker died, Beam's log records
+    and the tracebacks of threads that lost their connection to it are not shown. Yields whether
+    a worker died (for the reader of the workers' own output)."""
+    seen = len(_deaths)
+
+    def died() -> bool:
+        return len(_deaths) > seen
+
+    quiet = _QuietAfterDeath(died)
+    handlers = logging.getLogger().handlers
+    for handler in handlers:
+        handler.addFilter(quiet)
+    thread_hook = threading.excepthook
+    threading.excepthook = lambda args: None if _caused_by_a_death(args.exc_value, died) else thread_hook(args)
+    try:
+        yield died
+    except Exception as error:  # noqa: BLE001 - whatever a dead worker caused becomes its one line
+        if not isinstance(error, WorkerProcessDied) and _caused_by_a_death(error, died):
+            raise WorkerProcessDied(_deaths[seen]) from None
+        raise
+    finally:
+        threading.excepthook = thread_hook
+        for handler in handlers:
+            handler.removeFilter(quiet)
+
+
+def _a_connection_broke(error: BaseException) -> bool:
+    """Whether ``error`` is what a broken connection to a worker gives the runner."""
+    return type(error).__name__ == "RpcError" or any(sign in str(error) for sign in ("Channel closed prematurely", "StatusCode.UNAVAILABLE"))
 
 
 def fix_worker_hangs() -> None:

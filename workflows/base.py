@@ -28,7 +28,7 @@ import threading
 import time
 import traceback
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from importlib.metadata import version
 from pathlib import Path
@@ -58,7 +58,7 @@ from corpus.outputs import (  # noqa: F401 - read_manifest and MANIFEST: for the
 from pipelines.io import file_rows
 from pipelines.options import pipeline_options
 from pipelines.progress import RunPipeline
-from pipelines.worker_hangs import WorkerProcessDied
+from pipelines.worker_hangs import WorkerProcessDied, one_line_if_a_worker_dies
 from workflows.central_scheduler import WorkDirectoryTask, work_directory_digest
 from workflows.config import AbsolutePath, paranmt
 from workflows.console import STAGES as log
@@ -140,17 +140,18 @@ def worker_mistake(text: str) -> str:
 
 
 @contextmanager
-def worker_tracebacks_dropped() -> Iterator[None]:
+def worker_tracebacks_dropped(worker_died: Callable[[], bool] = lambda: False) -> Iterator[None]:
     """DirectRunner worker processes print a failing bundle's traceback on the standard error
     they share with this process, besides sending it to the runner; when its error is the
-    user's mistake (``worker_mistake``) Luigi's one line says it, so while the pipeline runs
-    standard error goes through a pipe whose reader drops those tracebacks and passes every
+    user's mistake (``worker_mistake``), or follows the death of a worker process
+    (``worker_died``: the run's error says it), Luigi's one line says it, so while the pipeline
+    runs standard error goes through a pipe whose reader drops those tracebacks and passes every
     other line on."""
     sys.stderr.flush()
     terminal, (read_end, write_end) = os.dup(2), os.pipe()
     os.dup2(write_end, 2)
     os.close(write_end)
-    reader = threading.Thread(target=_pass_on_all_but_mistakes, args=(read_end, terminal), daemon=True)
+    reader = threading.Thread(target=_pass_on_all_but_mistakes, args=(read_end, terminal, worker_died), daemon=True)
     reader.start()
     try:
         yield
@@ -163,7 +164,7 @@ def worker_tracebacks_dropped() -> Iterator[None]:
 _CHAINED = (b"During handling of the above exception", b"The above exception was the direct cause")
 
 
-def _pass_on_all_but_mistakes(read_end: int, terminal: int) -> None:
+def _pass_on_all_but_mistakes(read_end: int, terminal: int, worker_died: Callable[[], bool]) -> None:
     """Copy lines from ``read_end`` to ``terminal``, leaving out each traceback block (from
     ``Traceback (most recent call last):`` to the blank line after its error, chained ones
     included) whose last error is the user's mistake."""
@@ -171,19 +172,20 @@ def _pass_on_all_but_mistakes(read_end: int, terminal: int) -> None:
     with os.fdopen(read_end, "rb") as pipe, os.fdopen(terminal, "wb", buffering=0) as out:
         for line in pipe:
             if block and block[-1].strip() == b"" and not line.startswith(_CHAINED) and not block[-2].startswith((b" ", b"\n", *_CHAINED)):
-                _said(block, out)
+                _said(block, out, worker_died)
                 block = []
-            if block or line.startswith(b"Traceback (most recent call last):"):
+            if block or line.startswith((b"Traceback (most recent call last):", b"Exception in thread ")):
                 block.append(line)
             else:
                 out.write(line)
-        _said(block, out)
+        _said(block, out, worker_died)
 
 
-def _said(block: list[bytes], out) -> None:
-    """Pass a traceback block on unless it is a user's mistake or a worker's own report of the
-    Ctrl-C that stopped the run (said once, in one line, by workflows.console)."""
-    if block and not (interrupted() or worker_mistake(b"".join(block).decode(errors="replace"))):
+def _said(block: list[bytes], out, worker_died: Callable[[], bool]) -> None:
+    """Pass a traceback block on unless it is a user's mistake, a worker's own report of the
+    Ctrl-C that stopped the run (said once, in one line, by workflows.console), or follows the
+    death of a worker process."""
+    if block and not (interrupted() or worker_died() or worker_mistake(b"".join(block).decode(errors="replace"))):
         out.write(b"".join(block))
 
 
@@ -560,7 +562,8 @@ class StageTask(WorkDirectoryTask):
         config = paranmt()
         options = pipeline_options(config.runner, config.direct_num_workers, config.beam_args, log_level(), rows, config.dask_scheduler)
         in_workers = options.get_all_options().get("direct_running_mode") == "multi_processing"
-        with worker_tracebacks_dropped() if in_workers else contextlib.nullcontext(), beam.Pipeline(options=options) as pipeline:
+        with one_line_if_a_worker_dies() as worker_died, worker_tracebacks_dropped(worker_died) if in_workers else contextlib.nullcontext(), \
+                beam.Pipeline(options=options) as pipeline:
             build_pipeline(pipeline)
 
 
