@@ -81,9 +81,9 @@ def default_model(workdir: Path) -> Path:
 
 def batch_tokens(options, device: str) -> int:
     """The token budget every row uses: the given one, else the engines' default for the device."""
-    from models.nmt.translate import CPU_BATCH_TOKENS, GPU_BATCH_TOKENS
+    from models.nmt.translate import default_batch_tokens
 
-    return options.batch_tokens or (GPU_BATCH_TOKENS if device == "cuda" else CPU_BATCH_TOKENS)
+    return options.batch_tokens or default_batch_tokens(device, options.beam_size)
 
 
 def run_generate(model, texts, device, options, threads=0) -> tuple[int, int, float]:
@@ -185,7 +185,7 @@ def main() -> None:
     parser.add_argument("--source", type=Path, help="Czech sentences, one a line (default: newstest2021 or the demo)")
     parser.add_argument("--sentences", type=int, default=1000)
     parser.add_argument("--beam", type=int, default=DecodeOptions.beam_size)
-    parser.add_argument("--batch-tokens", type=int, default=DecodeOptions.batch_tokens, help="decoder batch token budget (0: 4096 on CPU, 16384 on GPU)")
+    parser.add_argument("--batch-tokens", type=int, default=DecodeOptions.batch_tokens, help="decoder batch token budget (0: 6144 ÷ beam on the CPU, 16384 on a GPU)")
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     parser.add_argument("--threads", type=int, default=0, help="CPU threads of the in-process engines (0 = all cores)")
     parser.add_argument("--workers", type=int, default=0, help="DirectRunner processes for the Beam row (0 = one per core)")

@@ -118,13 +118,15 @@ def resolve_inputs(spec: str, source_language: str = languages.DEFAULT) -> list[
     return sorted((replace(unit, name=names[unit.path]) for unit in units), key=lambda unit: (unit.path, unit.partner or ""))
 
 
-def content_identity(value: str) -> str:
+def content_identity(value: str, read: list[str] | None = None) -> str:
     """What a path parameter names, as a fingerprint knows it: each file's name as the data records
     it (corpus.readers.distinct_names: the ``source`` column, the ids) with the SHA-256 of its
     bytes, sorted; a folder's files by their names inside it. Not where they are: the same bytes
     under another mount, on another machine or in another installation are the same input, and
-    one changed byte is another. A name that matches nothing, or a specification that is not
-    one, stays as given (reading it is refused in one line)."""
+    one changed byte is another. ``read``: the files a task reads (its input files): a folder is
+    then known by those of them inside it, not by others that may change beside them (a report
+    written into the folder). A name that matches nothing, or a specification that is not one,
+    stays as given (reading it is refused in one line)."""
     try:
         items = parse_input_spec(value)
     except InputError:
@@ -134,16 +136,18 @@ def content_identity(value: str) -> str:
         for path in [pattern] if os.path.lexists(pattern) else sorted(glob.glob(pattern, recursive=True)) or [pattern]:
             named.add((os.path.realpath(path), os.path.realpath(partner) if partner else None))
     names = distinct_names(sorted({path for path, _ in named}))
-    return ",".join(sorted(_named_contents(names[path], path) + (f"::{_named_contents(os.path.basename(partner), partner)}" if partner else "")
+    return ",".join(sorted(_named_contents(names[path], path, read) + (f"::{_named_contents(os.path.basename(partner), partner)}" if partner else "")
                            for path, partner in named))
 
 
-def _named_contents(name: str, path: str) -> str:
+def _named_contents(name: str, path: str, read: list[str] | None = None) -> str:
     """``name=digest`` of a file; of a folder (whatever its own name), each file below it as
-    ``relative/name=digest`` (hidden ones aside: a download client's bookkeeping); ``name=missing``
-    when there is none."""
+    ``relative/name=digest`` (hidden ones aside: a download client's bookkeeping), only those in
+    ``read`` when any of them is there; ``name=missing`` when there is none."""
     if os.path.isdir(path):
         files = sorted(p for p in glob.glob(os.path.join(glob.escape(path), "**", "*"), recursive=True) if os.path.isfile(p))
+        chosen = {os.path.realpath(p) for p in read or []}
+        files = [p for p in files if os.path.realpath(p) in chosen] or files
         return " ".join(_named_contents(os.path.relpath(p, path), p) for p in files) or "empty-folder"
     try:
         return f"{name}={digest_of(path)}"

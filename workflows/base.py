@@ -404,9 +404,11 @@ class StageTask(WorkDirectoryTask):
         that the same bytes elsewhere (another spelling, mount, machine or installation) build
         nothing again."""
         parameters = self.to_str_params(only_significant=True)
+        read = None
         for name, parameter in self.get_params():
             if parameters.get(name) and (name in SPELLED_INPUTS or isinstance(parameter, AbsolutePath)):
-                parameters[name] = content_identity(parameters[name])
+                read = self.input_files() if read is None else read
+                parameters[name] = content_identity(parameters[name], read)
             elif parameters.get(name) and isinstance(parameter, luigi.DictParameter):
                 parameters[name] = json.dumps(paths_as_contents(json.loads(parameters[name])), sort_keys=True)
         return parameters

@@ -41,8 +41,18 @@ from models.nmt.devices import import_ctranslate2, resolve_device
 from models.nmt.spm import Codec
 
 EOS = "</s>"
-# Decoder batch token budgets when DecodeOptions.batch_tokens is 0.
-CPU_BATCH_TOKENS, GPU_BATCH_TOKENS = 4096, 16384
+# Decoder batch token budgets when DecodeOptions.batch_tokens is 0. On the CPU the budget is for
+# the beam's hypotheses (sources × beam): a decoding step's output layer and softmax allocate
+# vocabulary-sized buffers per hypothesis, which glibc maps fresh each step, so a large batch spends
+# its time in the kernel zeroing pages; 6,144 hypothesis tokens (512 source tokens at beam 12) was
+# the fastest, 2.2 times 4,096 source tokens, for the project's `fast` model and OPUS-MT
+# (docs/2026-11-27-published-translators-cpu.md).
+CPU_HYPOTHESIS_TOKENS, GPU_BATCH_TOKENS = 6144, 16384
+
+
+def default_batch_tokens(device: str, beam_size: int) -> int:
+    """The decoder batch token budget (sentences × longest source) for ``device`` and the beam."""
+    return GPU_BATCH_TOKENS if device == "cuda" else max(1, CPU_HYPOTHESIS_TOKENS // beam_size)
 ENGINES = ("ctranslate2", "fairseq")
 MODEL_FILE = "nmt.json"
 PATH_FIELDS = ("checkpoint", "data_dir", "spm_source", "spm_target", "ct2_dir", "tokenizer_dir")
@@ -147,7 +157,7 @@ class DecodeOptions:
     max_source_tokens: int = setting(0, "Sources with more sentencepiece pieces are truncated and flagged (0: the model's limit).", minimum=0)
     max_len_a: float = setting(1.5, "Hypotheses have at most a × source length + b pieces.", minimum=0)
     max_len_b: int = setting(10, "See max_len_a.", minimum=0)
-    batch_tokens: int = setting(0, "Token budget of one decoder batch (sentences × longest source); 0: 4096 on the CPU, 16384 on a GPU.", minimum=0)
+    batch_tokens: int = setting(0, "Token budget of one decoder batch (sentences × longest source); 0: 6144 ÷ beam on the CPU (512 at beam 12), 16384 on a GPU.", minimum=0)
 
 
 def token_batches(lengths: list[int], budget: int) -> Iterator[slice]:
@@ -184,9 +194,7 @@ class Translator(ABC):
     @property
     def batch_tokens(self) -> int:
         """The token budget of a decoder batch: a GPU needs larger batches than a CPU to stay busy."""
-        if self.options.batch_tokens:
-            return self.options.batch_tokens
-        return GPU_BATCH_TOKENS if self.device == "cuda" else CPU_BATCH_TOKENS
+        return self.options.batch_tokens or default_batch_tokens(self.device, self.options.beam_size)
 
     def translate(self, texts: list[str], pivots: list[str] | None = None) -> list[Hypothesis | None]:
         """Best beam hypothesis of each sentence (None for a sentence without any piece);
