@@ -149,10 +149,12 @@ def _named_contents(name: str, path: str, read: list[str] | None = None) -> str:
         chosen = {os.path.realpath(p) for p in read or []}
         files = [p for p in files if os.path.realpath(p) in chosen] or files
         return " ".join(_named_contents(os.path.relpath(p, path), p) for p in files) or "empty-folder"
+    if not os.path.isfile(path):  # a pipe is never opened here: reading it would wait for a writer
+        return f"{name}=missing" if not os.path.lexists(path) else f"{name}=not-a-file"
     try:
         return f"{name}={digest_of(path)}"
     except OSError:
-        return f"{name}=missing"
+        return f"{name}=unreadable"
 
 
 def _files_named(pattern: str) -> list[str]:

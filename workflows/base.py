@@ -379,9 +379,11 @@ class StageTask(WorkDirectoryTask):
         """Luigi's central scheduler knows a stage by what it builds (its fingerprint: inputs by
         their contents), not by the paths its parameters name: runs on several machines that see
         the same inputs at other paths agree on which stage one of them is building, and wait
-        for it. A stage whose parameters are a mistake keeps Luigi's id (it fails in one line)."""
+        for it. A stage whose fingerprint cannot be made yet (a mistake in its parameters or in
+        another task's, a missing input) keeps Luigi's id: the mistake is then said in one line
+        where Luigi checks the task."""
         super().__init__(*args, **kwargs)
-        with contextlib.suppress(InputError):
+        with contextlib.suppress(Exception):  # whatever it is, it is said where Luigi reports a task's errors
             self.task_id = f"{self.task_family}_{self.fingerprint()}_{work_directory_digest(paranmt().workdir)}"
 
     def input_files(self) -> list[str]:
