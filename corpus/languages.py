@@ -18,7 +18,7 @@ from corpus.errors import InputError
 DEFAULT = "cs"
 ENGLISH = "en"
 # NLLB-200 names a language by its ISO 639-3 code and script (FLORES-200): deu_Latn, zho_Hans.
-_CODE_WITH_SCRIPT = re.compile(r"^([a-z]{3})_([A-Z][a-z]{3})$")
+CODE_WITH_SCRIPT = re.compile(r"^([a-z]{3})_([A-Z][a-z]{3})$")
 
 
 def standard_code(tag: str) -> str:
@@ -53,7 +53,7 @@ def model_code(tag: str, model_codes: list[str]) -> str:
     own = codes(tag)
     if matches := [code for code in model_codes if code in own]:
         return matches[0]
-    with_script = [code for code in model_codes if (m := _CODE_WITH_SCRIPT.match(code)) and m.group(1) in own]
+    with_script = [code for code in model_codes if (m := CODE_WITH_SCRIPT.match(code)) and m.group(1) in own]
     script = langcodes.Language.get(standard_code(tag)).maximize().script
     if preferred := [code for code in with_script if code.endswith(f"_{script}")]:
         return preferred[0]

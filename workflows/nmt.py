@@ -256,7 +256,9 @@ class ImportTranslator(WritesNmtModel):
 
     def input_files(self) -> list[str]:
         folder = Path(self.translator)
-        return sorted(str(path) for path in folder.rglob("*") if path.is_file() and ".cache" not in path.parts) if folder.is_dir() else []
+        # hidden files aside (a download client's bookkeeping), as its identity and its copy leave them
+        return sorted(str(path) for path in folder.rglob("*") if path.is_file() and not any(part.startswith(".") for part in path.relative_to(folder).parts)) \
+            if folder.is_dir() else []
 
     def check_inputs(self) -> None:
         if published.translator_kind(self.translator) == "fairseq":
@@ -278,7 +280,7 @@ class ImportTranslator(WritesNmtModel):
             positions = tokenizer.model_max_length if tokenizer.model_max_length < 100_000 else published.DEFAULT_POSITIONS
         family = published.family_of(config, tokenizer)
         codes = source_languages(self.source_language)
-        ways = {code: published.tokenization(tokenizer, family, code, positions) for code in codes}
+        ways = {code: published.tokenization(tokenizer, family, code) for code in codes}
         first = ways[codes[0]]
         name = published.describe(folder)
         NmtModel("", "", "", "", positions, positions, ct2_dir=str(ct2_dir), family=family, tokenizer_dir=str(tokenizer_dir),

@@ -77,7 +77,7 @@ def _language_codes(tokenizer) -> list[str]:
     """A multilingual tokenizer's language codes (M2M-100: ``de``; NLLB-200: ``deu_Latn``)."""
     if codes := list(getattr(tokenizer, "lang_code_to_id", None) or {}):
         return codes
-    return sorted(token for token in tokenizer.get_vocab() if languages._CODE_WITH_SCRIPT.match(token))
+    return sorted(token for token in tokenizer.get_vocab() if languages.CODE_WITH_SCRIPT.match(token))
 
 
 def _affixes(full: list[int], plain: list[int]) -> tuple[list[int], list[int]]:
@@ -90,18 +90,16 @@ def _affixes(full: list[int], plain: list[int]) -> tuple[list[int], list[int]]:
 
 @dataclass(frozen=True)
 class Tokenization:
-    """How the model wants a sentence: the family, the tokens around the source's pieces, the
-    tokens that start the target, the language codes chosen, and the longest source it takes."""
+    """How the model wants a sentence in one source language: the tokens around its pieces, the
+    tokens that start the target, and the model's code for the language ('' for a Marian model)."""
 
-    family: str
     source_prefix: tuple[str, ...]
     source_suffix: tuple[str, ...]
     target_prefix: tuple[str, ...]
     source_code: str
-    max_positions: int
 
 
-def tokenization(tokenizer, family: str, source_language: str, max_positions: int) -> Tokenization:
+def tokenization(tokenizer, family: str, source_language: str) -> Tokenization:
     """Set a multilingual tokenizer's languages (the foreign one → English) and read what it adds."""
     source_code = target_code = ""
     if family in ("m2m_100", "nllb"):
@@ -114,7 +112,7 @@ def tokenization(tokenizer, family: str, source_language: str, max_positions: in
     source = _affixes(tokenizer(_PROBE).input_ids, tokenizer(_PROBE, add_special_tokens=False).input_ids)
     target_prefix, _ = _affixes(tokenizer(text_target=_PROBE).input_ids, tokenizer(text_target=_PROBE, add_special_tokens=False).input_ids)
     names = tokenizer.convert_ids_to_tokens
-    return Tokenization(family, tuple(names(source[0])), tuple(names(source[1])), tuple(names(target_prefix)), source_code, max_positions)
+    return Tokenization(tuple(names(source[0])), tuple(names(source[1])), tuple(names(target_prefix)), source_code)
 
 
 def family_of(config: dict, tokenizer) -> str:
