@@ -28,3 +28,8 @@ def shard_of(pair_id: str, num_shards: int) -> int:
 def line_id(stem: str, line: int) -> str:
     """Id for inputs without their own: file stem and zero-padded line number (sorts in order)."""
     return f"{stem}-{line:09d}"
+
+
+def line_of_id(pair_id: str) -> int:
+    """The line number of an id made by ``line_id``."""
+    return int(pair_id.rsplit("-", 1)[1])

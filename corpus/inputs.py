@@ -39,7 +39,9 @@ import re
 import stat
 import zlib
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
+
+import numpy as np
 
 from corpus import languages
 from corpus.errors import InputError
@@ -64,6 +66,8 @@ COMPRESSIONS = {
 }
 HEAD_BYTES = 10
 BLOCK_BYTES = 1 << 16
+SCAN_BYTES = 1 << 23  # index_lines reads 8 MB at a time
+NEWLINE = ord("\n")
 GZIP_WBITS = 16 + zlib.MAX_WBITS  # zlib reads the gzip header and checks the trailer
 FILE_KINDS = {stat.S_IFIFO: "pipe", stat.S_IFCHR: "character device", stat.S_IFBLK: "block device", stat.S_IFSOCK: "socket"}
 
@@ -315,3 +319,66 @@ def _lines(blocks: Iterable[tuple[bytes, bool]], unverified: Callable[[int, byte
         number += 1
         yield pending if checked else unverified(number, pending)
     return number
+
+
+@dataclass(frozen=True)
+class LineIndex:
+    """How a file divides into runs of ``every`` lines: its number of lines and, for a plain file,
+    the byte offset at which each run starts (line 1, 1 + every, 1 + 2·every …), so that any run can
+    be read on its own; a gzip file cannot be entered in the middle (``starts`` is None)."""
+
+    lines: int
+    starts: tuple[int, ...] | None
+
+    def runs(self, every: int) -> int:
+        return max(1, -(-self.lines // every))
+
+
+def index_lines(path: str, every: int) -> LineIndex:
+    """One pass over a file (decompressed, for gzip): its lines and where each run of ``every``
+    lines starts. Lines are counted as read_lines cuts them (an unfinished last line counts); a
+    damaged gzip file is counted to its damage (read_lines reads no further)."""
+    with open(path, "rb") as raw:
+        compressed = compression_of(path, raw.read(HEAD_BYTES)) == "gzip"
+        raw.seek(0)
+        if compressed:
+            blocks: Iterable[bytes] = (block for block, _ in _gunzip(raw, []))
+        else:
+            blocks = iter(lambda: raw.read(SCAN_BYTES), b"")
+        starts, lines, offset, last = [0], 0, 0, b"\n"
+        for block in blocks:
+            newlines = block.count(b"\n")
+            if not compressed and lines + newlines >= len(starts) * every:
+                # The run boundaries in this block: positions just after its every-th newlines.
+                ends = np.flatnonzero(np.frombuffer(block, np.uint8) == NEWLINE) + 1
+                wanted = np.arange(len(starts) * every - lines, newlines + 1, every)
+                starts.extend(offset + int(end) for end in ends[wanted - 1])
+            lines, offset = lines + newlines, offset + len(block)
+            last = block[-1:] or last
+    lines += last != b"\n"
+    if compressed:
+        return LineIndex(lines, None)
+    return LineIndex(lines, tuple(start for start in starts if start < offset) or (0,))
+
+
+def read_line_range(path: str, start: int, end: int | None) -> Iterator[bytes]:
+    """The lines (without their LF) of a plain file's bytes ``start`` to ``end`` (None: to the end
+    of the file), ``start`` being the first byte of a line (LineIndex.starts)."""
+    try:
+        raw = open(path, "rb")  # noqa: SIM115 - closed by the with below
+    except OSError as error:
+        raise InputError(f"input {path} cannot be read: {error.strerror} (removed or changed while the run read it?)") from None
+    with raw:
+        raw.seek(start)
+        left = (end - start) if end is not None else None
+
+        def blocks() -> Iterator[tuple[bytes, bool]]:
+            nonlocal left
+            while left is None or left > 0:
+                block = raw.read(BLOCK_BYTES if left is None else min(BLOCK_BYTES, left))
+                if not block:
+                    return
+                left = None if left is None else left - len(block)
+                yield block, True
+
+        yield from _lines(blocks(), lambda number, line: line)

@@ -182,10 +182,11 @@ def _strip_eol(raw: bytes) -> bytes:
 
 
 def _tab_fields(
-    lines: Iterable[bytes | Reject], source: str, columns: int, max_line_bytes: int
+    lines: Iterable[bytes | Reject], source: str, columns: int, max_line_bytes: int, first_line: int = 1
 ) -> Iterator[tuple[int, bytes, list[str]] | Reject]:
-    """(line number, raw line, fields as read) of tab-separated lines; bad lines as Rejects."""
-    for number, raw in enumerate(lines, start=1):
+    """(line number, raw line, fields as read) of tab-separated lines, the first being line
+    ``first_line`` of its file; bad lines as Rejects."""
+    for number, raw in enumerate(lines, start=first_line):
         if isinstance(raw, Reject):
             yield raw
             continue
@@ -205,10 +206,10 @@ def _tab_fields(
 
 
 def iter_czeng(
-    lines: Iterable[bytes | Reject], source: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, pivot: str = "cs"
+    lines: Iterable[bytes | Reject], source: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, pivot: str = "cs", first_line: int = 1
 ) -> Iterator[BitextRecord | Reject]:
     """CzEng 1.6 plaintext: ``id<TAB>filter score<TAB>foreign (Czech)<TAB>English``."""
-    for item in _tab_fields(lines, source, 4, max_line_bytes):
+    for item in _tab_fields(lines, source, 4, max_line_bytes, first_line):
         if isinstance(item, Reject):
             yield item
             continue
@@ -248,12 +249,13 @@ def iter_aligned(
     en_lines: Iterable[bytes | Reject],
     unit: InputUnit,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    first_line: int = 1,
 ) -> Iterator[BitextRecord | Reject]:
-    """Two line-aligned files; lines past the end of the shorter file are ``misaligned`` rejects;
-    a Reject in place of a line (either side's) is the pair's."""
+    """Two line-aligned files, from their line ``first_line``; lines past the end of the shorter
+    file are ``misaligned`` rejects; a Reject in place of a line (either side's) is the pair's."""
     source, domain = unit.source, unit.domain
     partner = os.path.basename(unit.partner or "")
-    for number, (cs_raw, en_raw) in enumerate(zip_longest(cs_lines, en_lines), start=1):
+    for number, (cs_raw, en_raw) in enumerate(zip_longest(cs_lines, en_lines), start=first_line):
         if isinstance(cs_raw, Reject) or isinstance(en_raw, Reject):
             yield cs_raw if isinstance(cs_raw, Reject) else en_raw
             continue
@@ -278,13 +280,13 @@ def iter_aligned(
 
 
 def iter_paranmt(
-    lines: Iterable[bytes | Reject], source: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+    lines: Iterable[bytes | Reject], source: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, first_line: int = 1
 ) -> Iterator[ParaphraseRecord | Reject]:
     """ParaNMT-50M release layout: ``reference<TAB>translation<TAB>score``. Ids keep the file's
     extension (``para-nmt-5m.txt-000000001``): ``train.tsv`` and ``train.txt`` are two files,
     and neither loses its pairs to the other's ids."""
     stem = source.removesuffix(".gz")  # as InputUnit.stem of a file without a partner
-    for item in _tab_fields(lines, source, 3, max_line_bytes):
+    for item in _tab_fields(lines, source, 3, max_line_bytes, first_line):
         if isinstance(item, Reject):
             yield item
             continue

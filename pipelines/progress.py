@@ -70,10 +70,11 @@ def progress_while_running(tally: Tally, report: Report, already: int = 0, every
         thread.join()
 
 
-def run_reporting(run_pipeline: RunPipeline, build: Callable[[beam.Pipeline], object], tally: Tally, report: Report | None) -> None:
-    """``run_pipeline(build)``, reporting ``tally`` while it runs when there is a ``report``."""
+def run_reporting(run_pipeline: RunPipeline, build: Callable[[beam.Pipeline], object], tally: Tally, report: Report | None, already: int = 0) -> None:
+    """``run_pipeline(build)``, reporting ``tally`` while it runs when there is a ``report``
+    (``already``: units an earlier, interrupted run finished, left out of the rate)."""
     # POLL_SECONDS read now, not when the default was bound: tests poll faster
-    with progress_while_running(tally, report, every=POLL_SECONDS) if report else nullcontext():
+    with progress_while_running(tally, report, already, every=POLL_SECONDS) if report else nullcontext():
         run_pipeline(build)
 
 

@@ -31,7 +31,7 @@ from models.encoder_io import WEIGHTS
 from pipelines import io
 from pipelines.batches import BATCH_ROWS
 from pipelines.deciles import DEFAULT_SAMPLE, write_corpus
-from pipelines.release import build_release_import
+from pipelines.release import import_release
 from pipelines.score import export_encoder_vectors, score_pairs, sha256_of
 from pipelines.select import select_top_half, select_training_set
 from pipelines.stats import write_corpus_stats
@@ -57,9 +57,7 @@ class ImportParaphrases(ReadsRawFiles):
 
     def build(self, partial_dir: Path) -> dict:
         pairs_dir, rejects_dir = str(partial_dir / "pairs"), str(partial_dir / "rejects")
-        units = self.units
-        self.progress(f"importing {len(units)} release file(s) into {self.num_shards} shards")
-        self.run_pipeline(lambda p: build_release_import(p, units, pairs_dir, rejects_dir, self.num_shards, self.max_line_bytes))
+        import_release(self.run_pipeline, self.plan(), pairs_dir, rejects_dir, self.max_line_bytes, str(partial_dir), self.progress)
         io.ensure_nonempty(pairs_dir, schemas.PAIRS)
         io.ensure_nonempty(rejects_dir, schemas.REJECTS)
         rows = io.dataset_rows(pairs_dir)

@@ -15,6 +15,7 @@ from corpus.inputs import resolve_inputs, source_languages
 from corpus.readers import DEFAULT_MAX_LINE_BYTES, InputUnit
 from pipelines import io
 from pipelines.ingest import ingest
+from pipelines.rawshards import DEFAULT_SHARD_ROWS, ShardPlan, plan_shards
 from workflows.base import StageTask, log
 from workflows.config import AbsolutePath
 
@@ -31,7 +32,10 @@ class ReadsRawFiles(StageTask):
     """A stage that reads the user's raw text files into sharded Parquet: its shared parameters,
     checked before any work."""
 
-    num_shards = luigi.IntParameter(default=8, description="Number of Parquet shards (rows go to hash(id) mod shards).")
+    keeps_partial_output = True  # finished shards are kept: a rerun reads only the others
+
+    shard_rows = luigi.IntParameter(default=DEFAULT_SHARD_ROWS, description="Lines of input per Parquet shard (a shard is what a kill can lose, and a worker's unit of work).")
+    num_shards = luigi.IntParameter(default=0, description="About this many shards over all inputs instead of --shard-rows lines each (0: by --shard-rows).")
     max_line_bytes = luigi.IntParameter(default=DEFAULT_MAX_LINE_BYTES, description="Longer input lines are rejected as too_long.")
     source_language = languages.DEFAULT  # IngestBitext's parameter; other raw files have no pivot
 
@@ -46,10 +50,18 @@ class ReadsRawFiles(StageTask):
         return resolve_inputs(self.resolved_inputs(), self.source_language)
 
     def check_inputs(self) -> None:
-        for name in ("num_shards", "max_line_bytes"):
+        if self.num_shards < 0:
+            raise InputError(f"--num-shards must be 0 (by --shard-rows) or more, got {self.num_shards}")
+        for name in ("shard_rows", "max_line_bytes"):
             if getattr(self, name) < 1:
                 raise InputError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}")
         _ = self.units  # InputError naming the file when an input is unusable
+
+    def plan(self) -> ShardPlan:
+        """The inputs' shards (one scan of each file), said on the console."""
+        plan = plan_shards(self.units, self.shard_rows, self.num_shards)
+        self.progress(f"{len(self.units)} input file(s), {plan.lines} lines: {plan.shards} shard(s)")
+        return plan
 
     def count_rejects(self, rows: int, rejects_dir: Path) -> dict:
         """The manifest's reject counts. No usable line is an InputError; more than
@@ -94,10 +106,8 @@ class IngestBitext(ReadsRawFiles):
         return (root or self.output_dir) / "bitext"
 
     def build(self, partial_dir: Path) -> dict:
-        units = self.units
         bitext_dir, rejects_dir = self.bitext_dir(partial_dir), partial_dir / "rejects"
-        self.progress(f"ingesting {len(units)} input file(s) into {self.num_shards} shards")
-        ingest(self.run_pipeline, units, str(bitext_dir), str(rejects_dir), self.num_shards, self.max_line_bytes, str(partial_dir), self.progress)
+        ingest(self.run_pipeline, self.plan(), str(bitext_dir), str(rejects_dir), self.max_line_bytes, str(partial_dir), self.progress)
         io.ensure_nonempty(str(rejects_dir), schemas.REJECTS)
         io.ensure_nonempty(str(bitext_dir), schemas.BITEXT)
         rows = io.dataset_rows(str(bitext_dir))

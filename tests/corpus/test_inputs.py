@@ -21,7 +21,8 @@ from corpus.errors import InputError
 from corpus.inputs import content_identity, read_lines, resolve_inputs
 from corpus.outputs import digest_of
 from corpus.readers import BitextRecord, Reject
-from pipelines.ingest import read_unit
+from pipelines.ingest import BITEXT_FORMAT
+from pipelines.rawshards import read_unit
 
 
 def czeng_lines(count: int, tag: str = "a") -> list[bytes]:
@@ -30,7 +31,7 @@ def czeng_lines(count: int, tag: str = "a") -> list[bytes]:
 
 def read_all(path: Path, max_line_bytes: int = 10_000) -> list:
     [unit] = resolve_inputs(str(path))
-    return [item for chunk in read_unit(unit, max_line_bytes, 7) for item in chunk]
+    return list(read_unit(BITEXT_FORMAT, unit, max_line_bytes, 7))
 
 
 def resolve_within(seconds: float, spec: str) -> list:
@@ -386,5 +387,5 @@ def test_random_spellings_of_a_pair_through_read_unit_give_each_line_once(folder
     random.Random(0).shuffle(spellings)
     with contextlib.chdir(folder):
         units = resolve_inputs(",".join(spellings))
-    items = [item for unit in units for chunk in read_unit(unit, 10_000) for item in chunk]
+    items = [item for unit in units for item in read_unit(BITEXT_FORMAT, unit, 10_000)]
     assert [item.line for item in items] == list(range(1, 31)) and all(isinstance(item, BitextRecord) for item in items)

@@ -5,15 +5,13 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
-from apache_beam.testing.test_pipeline import TestPipeline as BeamTestPipeline
-from apache_beam.testing.util import assert_that, equal_to
 from conftest import in_fresh_process
 
 import schemas
 from corpus.errors import InputError
-from corpus.ids import shard_of
 from corpus.inputs import resolve_inputs
-from pipelines.ingest import TokenizeChunk, build_ingest, read_unit
+from pipelines.ingest import BITEXT_FORMAT
+from pipelines.rawshards import build_shard_writes, plan_shards, read_unit, shard_lines, shard_tables
 
 CZENG_LINES = [
     "news-b1-00train-f00001-s2\t0.9\tPes štěká.\tThe dog barks.",
@@ -34,39 +32,36 @@ def inputs(tmp_path):
     return tmp_path
 
 
-def test_read_and_tokenize_with_test_pipeline(inputs):
-    units = resolve_inputs(str(inputs / "tatoeba.ces"))
-    with BeamTestPipeline(options=PipelineOptions(["--runner=DirectRunner"])) as p:
-        out = (
-            p
-            | beam.Create(units)
-            | beam.FlatMap(read_unit, 10_000)
-            | beam.ParDo(TokenizeChunk(4)).with_outputs(TokenizeChunk.REJECTS, main="rows")
-        )
-        rows = out.rows | "Summaries" >> beam.FlatMap(lambda kv: [(kv[0], r[0], r[6], r[8], r[9]) for r in kv[1]])
-        # English only: lowercased Moses tokens (the form every later stage reads); Czech as read
-        assert_that(rows, equal_to([
-            (shard_of("tatoeba.cs-000000001", 4), "tatoeba.cs-000000001", "Mám kočku.", "i have a cat .", 5),
-            (shard_of("tatoeba.cs-000000002", 4), "tatoeba.cs-000000002", "Prší.", "it 's raining .", 4),
-        ]), label="rows")
-        reasons = out[TokenizeChunk.REJECTS] | beam.Map(lambda r: (r.reason, r.line))
-        assert_that(reasons, equal_to([("misaligned", 3)]), label="rejects")
+def test_a_shard_is_read_parsed_and_tokenized(inputs):
+    [unit] = resolve_inputs(str(inputs / "tatoeba.ces"))
+    [task] = plan_shards([unit]).tasks
+    [(shard, lines)] = shard_lines(task)
+    rows, rejects = shard_tables(BITEXT_FORMAT, unit, shard, lines, 10_000)
+    # English only: lowercased Moses tokens (the form every later stage reads); Czech as read
+    assert list(zip(*(rows.column(name).to_pylist() for name in ("id", "foreign", "en_tok", "en_n_tokens")), strict=True)) == [
+        ("tatoeba.cs-000000001", "Mám kočku.", "i have a cat .", 5), ("tatoeba.cs-000000002", "Prší.", "it 's raining .", 4)]
+    assert list(zip(rejects.column("reason").to_pylist(), rejects.column("line").to_pylist(), strict=True)) == [("misaligned", 3)]
 
 
-def run_ingest(units, out, num_shards=3, options=("--runner=DirectRunner",)):
+def run_ingest(units, out, shard_rows=2, options=("--runner=DirectRunner",)):
+    plan = plan_shards(units, shard_rows)
     with beam.Pipeline(options=PipelineOptions(list(options))) as p:
-        build_ingest(p, units, str(out / "bitext"), str(out / "rejects"), num_shards)
+        build_shard_writes(p, BITEXT_FORMAT, plan, str(out / "bitext"), str(out / "rejects"), 10_000)
+    return plan
 
 
 def test_ingest_writes_sorted_sharded_validated_parquet(inputs, tmp_path):
     out = tmp_path / "out"
-    run_ingest(resolve_inputs(f"{inputs}/*.gz,{inputs}/tatoeba.ces"), out)
-    for part in (out / "bitext").glob("part-*.parquet"):
+    plan = run_ingest(resolve_inputs(f"{inputs}/*.gz,{inputs}/tatoeba.ces"), out)
+    assert [(shard.number, shard.first_line, shard.lines) for shard in plan.all_shards()] == [
+        (0, 1, 2), (1, 3, 2), (2, 5, 1), (3, 1, 2), (4, 3, 1)]  # runs of 2 lines of each file, numbered in order
+    parts = sorted((out / "bitext").glob("part-*.parquet"))
+    assert [part.stem.split("-")[1] for part in parts] == ["00000", "00001", "00002", "00003"]  # shard 4: a misaligned line only
+    for part in parts:
         table = pq.read_table(part)
         assert table.schema.equals(schemas.BITEXT, check_metadata=True)
         ids = table.column("id").to_pylist()
         assert ids == sorted(ids)
-        assert {shard_of(i, 3) for i in ids} == {int(part.stem.split("-")[1])}
     bitext = pd.read_parquet(out / "bitext")
     assert list(bitext.columns) == schemas.BITEXT.names
     assert sorted(bitext.id) == sorted(["news-b1-00train-f00001-s1", "news-b1-00train-f00001-s2", "fiction-b2-00train-f00002-s1",
@@ -76,6 +71,7 @@ def test_ingest_writes_sorted_sharded_validated_parquet(inputs, tmp_path):
     rejects = pd.read_parquet(out / "rejects").sort_values(["source", "line"])
     assert list(zip(rejects.source, rejects.line, rejects.reason, strict=True)) == [
         ("00train.gz", 3, "column_count"), ("00train.gz", 4, "duplicate_id"), ("tatoeba.ces", 3, "misaligned")]
+    assert rejects.set_index("line").loc[4].detail == "id 'news-b1-00train-f00001-s1' already read from 00train.gz line 2"
 
 
 @pytest.mark.parametrize("end", [b"\n", b"\r\n"], ids=["LF", "CRLF"])
@@ -84,7 +80,7 @@ def test_line_ends_lf_and_crlf(tmp_path, end, compress):
     data = end.join(line.encode() for line in CZENG_LINES) + end
     path = tmp_path / ("x.gz" if compress else "x.txt")
     path.write_bytes(gzip.compress(data) if compress else data)
-    items = [item for chunk in read_unit(resolve_inputs(str(path))[0], 10_000) for item in chunk]
+    items = list(read_unit(BITEXT_FORMAT, resolve_inputs(str(path))[0], 10_000))
     assert [(item.line, type(item).__name__) for item in items] == [
         (1, "BitextRecord"), (2, "BitextRecord"), (3, "Reject"), (4, "BitextRecord"), (5, "BitextRecord")]
     assert items[4].en == "It was dark."
@@ -147,7 +143,7 @@ def test_a_truncated_gzip_member_keeps_none_of_its_lines(tmp_path):
     text = "".join(f"news-b1-00train-f00001-s{i}\t0.9\tVěta číslo {i * 7919}.\tSentence {i * 104729}.\n" for i in range(1, 2001))
     whole = gzip.compress(text.encode())
     (tmp_path / "cut.gz").write_bytes(whole[: len(whole) // 2])
-    items = [item for chunk in read_unit(resolve_inputs(str(tmp_path / "cut.gz"))[0], 10_000, 50) for item in chunk]
+    items = list(read_unit(BITEXT_FORMAT, resolve_inputs(str(tmp_path / "cut.gz"))[0], 10_000, 50))
     *damaged, stop = items
     assert {item.reason for item in damaged} == {"damaged_gzip"} and 800 < len(damaged) < 1200
     assert [item.line for item in damaged] == list(range(1, len(damaged) + 1))
@@ -158,7 +154,7 @@ def test_a_truncated_gzip_member_keeps_none_of_its_lines(tmp_path):
 def test_ingest_runs_on_the_portable_runner(inputs, tmp_path, portable_options):
     units = resolve_inputs(f"{inputs}/*.gz,{inputs}/tatoeba.ces")
     run_ingest(units, tmp_path / "direct")
-    in_fresh_process(run_ingest, units, tmp_path / "portable", 3, portable_options)
+    in_fresh_process(run_ingest, units, tmp_path / "portable", 2, portable_options)
     direct = sorted(p.name for p in (tmp_path / "direct" / "bitext").iterdir())
     assert direct == sorted(p.name for p in (tmp_path / "portable" / "bitext").iterdir())
     for name in direct:

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from corpus.inputs import resolve_inputs
 from corpus.readers import BitextRecord, Reject
-from pipelines.ingest import read_unit
+from pipelines.ingest import BITEXT_FORMAT
+from pipelines.rawshards import read_unit
 
 MAX_LINE_BYTES = 300
 CZECH = ["Pes štěká na kočku.", "Příliš žluťoučký kůň úpěl ďábelské ódy.", "Dobrý den, pane Nováku!", "Byla tma."]
@@ -55,7 +56,7 @@ def test_every_line_arrives_once_as_itself_or_as_a_reject_with_a_reason(generate
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / ("train.gz" if compress else "train.txt")
         path.write_bytes(gzip.compress(data) if compress else data)
-        items = [item for chunk in read_unit(resolve_inputs(str(path))[0], MAX_LINE_BYTES, chunk_lines=7) for item in chunk]
+        items = list(read_unit(BITEXT_FORMAT, resolve_inputs(str(path))[0], MAX_LINE_BYTES, 7))
     assert sorted(item.line for item in items) == list(range(1, len(lines) + 1))
     for item in items:
         index = item.line - 1

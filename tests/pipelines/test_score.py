@@ -17,7 +17,8 @@ from corpus.text import english_tokens
 from corpus.tokenbatch import token_columns
 from corpus.wordvec import load_vectors
 from pipelines.io import dataset_files, rejects_by_reason
-from pipelines.release import build_release_import
+from pipelines.rawshards import build_shard_writes, plan_shards
+from pipelines.release import RELEASE_FORMAT
 from pipelines.score import build_score
 
 WORDS = "the a cat dog sat on mat . , he said".split()
@@ -74,7 +75,8 @@ def test_release_file_becomes_pairs_with_rejects(tmp_path):
     with gzip.open(release, "wt", encoding="utf-8") as handle:
         handle.write("\n".join(lines) + "\n")
     pairs_dir, rejects_dir = str(tmp_path / "pairs"), str(tmp_path / "rejects")
-    run_in_process(lambda p: build_release_import(p, [InputUnit(str(release))], pairs_dir, rejects_dir, 2))
+    plan = plan_shards([InputUnit(str(release))], 2)
+    run_in_process(lambda p: build_shard_writes(p, RELEASE_FORMAT, plan, pairs_dir, rejects_dir, 10_000))
     pairs = pd.read_parquet(pairs_dir).sort_values("id")
     assert pairs.id.tolist() == ["para-nmt-mini.txt-000000001", "para-nmt-mini.txt-000000005"]
     assert pairs.trans_score.tolist() == [0.91, 1.0] and (pairs.domain == "para-nmt-mini").all() and (pairs.foreign == "").all()

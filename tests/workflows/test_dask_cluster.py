@@ -29,8 +29,8 @@ from workflows.ingest import IngestBitext
 
 # Each Beam stage (its output folder) and a transform that works on its input shard by shard (its
 # label, as the runner names the transform's tasks): its tasks should run on both workers.
-SHARD_WORK = {"ingest": "Tokenize/ParDo(TokenizeChunk)", "backtranslate": "WriteShards", "pp_train": "WriteKept", "score": "Score",
-              "corpus": "SampleParts", "train": "WriteKept", "stats": "Parts", "import": "Shard/ParDo(ShardRecords)"}
+SHARD_WORK = {"ingest": "WriteShards", "backtranslate": "WriteShards", "pp_train": "WriteKept", "score": "Score",
+              "corpus": "SampleParts", "train": "WriteKept", "stats": "Parts", "import": "WriteShards"}
 # Input files of IngestBitext and ImportParaphrases: more first tasks than twice the cluster's
 # threads, which dask's scheduler queues and hands out as workers free up; fewer it places at once,
 # often all on one worker (the toy data's tasks are too short for work stealing to move them).

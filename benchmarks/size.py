@@ -1,0 +1,191 @@
+"""Size benchmark: N distinct pairs of real English text through the real Luigi commands, per stage.
+
+The pairs are the 250k real paraphrase pairs of ../shared/tools/build_refpairs.py, each round of
+them in its own seeded order and, after the first round, numbered (`` (k)`` after both sides), so
+that every line is distinct; generated once per (format, N) into ``--data``:
+
+* ``release``: one plain file ``reference<TAB>translation<TAB>score`` (the release is one file),
+  through ``ImportParaphrases``, ``ScorePairs`` and ``BuildParaNMT --pairs`` (its deciles);
+* ``czeng``: CzEng 1.6 plaintext in gzip files of at most ``--file-lines`` lines (CzEng is 100
+  files), through ``IngestBitext``.
+
+Each stage runs as its own ``luigi`` command in a fresh folder; the table gives the stage's time
+(its manifest's), the command's wall time, the peak memory of the command's whole process tree
+(Luigi, the Beam runner and its workers; sampled every ``--every`` seconds) and the work
+directory's size. ``--baseline REF`` runs the same commands with the code of git revision REF
+(exported with ``git archive``, first on ``PYTHONPATH``) at the sizes of ``--baseline-sizes``, in
+the same run.
+
+    python -m benchmarks size --format release --sizes 1000000,4000000 --baseline HEAD~5 --baseline-sizes 1000000
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import random
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import psutil
+
+from benchmarks.common import REPO, SHARED, machine, markdown_table, write_reference_pairs
+
+STAGES = {
+    "release": [("import", ["ImportParaphrases", "--files", "{input}"]),
+                ("score", ["ScorePairs", "--pairs", "{input}"]),
+                ("corpus", ["BuildParaNMT", "--pairs", "{input}"])],
+    "czeng": [("ingest", ["IngestBitext", "--inputs", "{input}"])],
+}
+
+
+def read_pairs(folder: Path) -> list[tuple[str, str, str]]:
+    """(sentence, sentence, source) of the reference pairs, written once into ``folder``."""
+    path = folder / "refpairs.tsv"
+    if not path.exists():
+        write_reference_pairs(path)
+    with open(path, encoding="utf-8") as handle:
+        return [tuple(line.rstrip("\n").split("\t")[:3]) for line in handle]
+
+
+def distinct_pairs(pairs: list[tuple[str, str, str]], n: int):
+    """``n`` (index, sentence, sentence, source): round k of the pairs in the order of seed k,
+    sentences numbered `` (k)`` from round 1 on, so no line repeats."""
+    index = 0
+    for k in range((n + len(pairs) - 1) // len(pairs)):
+        order = list(range(len(pairs)))
+        random.Random(k).shuffle(order)
+        suffix = f" ({k})" if k else ""
+        for j in order[: n - index]:
+            first, second, source = pairs[j]
+            yield index, first + suffix, second + suffix, source
+            index += 1
+
+
+def generate(kind: str, n: int, folder: Path, file_lines: int) -> str:
+    """The input of ``n`` pairs in format ``kind`` (made once), as the ``{input}`` of its commands."""
+    target = folder / f"{kind}-{n}"
+    done = target / "_DONE"
+    if not done.exists():
+        target.mkdir(parents=True, exist_ok=True)
+        pairs = read_pairs(folder)
+        rng = random.Random(n)
+        if kind == "release":
+            with open(target / "para-nmt.txt", "w", encoding="utf-8") as out:
+                for _, reference, translation, _ in distinct_pairs(pairs, n):
+                    out.write(f"{reference}\t{translation}\t{rng.random():.4f}\n")
+        else:
+            handle = None
+            for index, english, other, source in distinct_pairs(pairs, n):
+                if index % file_lines == 0:
+                    if handle:
+                        handle.close()
+                    handle = gzip.open(target / f"{index // file_lines:03d}train.gz", "wt", encoding="utf-8", compresslevel=1)
+                domain = source.replace("-", "")
+                handle.write(f"{domain}-b{index // 100_000}-{index // file_lines:02d}train-f{index // 100:06d}-s{index % 100}\t{rng.random():.4f}\t{other}\t{english}\n")
+            handle.close()
+        done.write_text("")
+    return str(target / "para-nmt.txt") if kind == "release" else str(target / "*train.gz")
+
+
+def tree_rss(process: psutil.Process) -> int:
+    """Resident memory of a process and all its descendants (bytes)."""
+    total = 0
+    for member in [process, *process.children(recursive=True)]:
+        try:
+            total += member.memory_info().rss
+        except psutil.Error:
+            pass
+    return total
+
+
+def run_sampled(command: list[str], cwd: Path, env: dict[str, str], every: float) -> tuple[float, int, int]:
+    """(wall seconds, peak tree memory in bytes, exit code) of a command."""
+    started = time.time()
+    with open(cwd / "console.log", "ab") as log:
+        process = subprocess.Popen(command, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
+        watched, peak, stop = psutil.Process(process.pid), 0, threading.Event()
+
+        def sample() -> None:
+            nonlocal peak
+            while not stop.wait(every):
+                peak = max(peak, tree_rss(watched))
+
+        thread = threading.Thread(target=sample, daemon=True)
+        thread.start()
+        code = process.wait()
+        stop.set()
+        thread.join()
+    return time.time() - started, peak, code
+
+
+def folder_bytes(folder: Path) -> int:
+    return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file() and not path.is_symlink())
+
+
+def stage_seconds(work: Path, stage: str) -> float | None:
+    manifest = work / stage / "latest" / "_SUCCESS"
+    return json.loads(manifest.read_text())["seconds"] if manifest.exists() else None
+
+
+def export(ref: str, folder: Path) -> Path:
+    """The code of git revision ``ref``, exported into ``folder``."""
+    target = folder / f"code-{ref.replace('/', '_')}"
+    if not target.exists():
+        target.mkdir(parents=True)
+        archive = subprocess.run(["git", "-C", str(REPO), "archive", ref], check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
+    return target
+
+
+def measure(kind: str, n: int, code: str, source: Path | None, data: Path, runs: Path, file_lines: int, every: float) -> list[list]:
+    """The table rows of one (format, size, code) run; the commands stop at the first failure."""
+    spec = generate(kind, n, data, file_lines)
+    folder = Path(tempfile.mkdtemp(prefix=f"{kind}-{n}-{code}-", dir=runs))
+    env = {**os.environ, "PYTHONPATH": str(source) if source else os.environ.get("PYTHONPATH", "")}
+    rows, total = [], 0.0
+    for stage, args in STAGES[kind]:
+        command = ["luigi", "--module", "workflows", *[arg.format(input=spec) for arg in args], "--local-scheduler"]
+        wall, peak, exit_code = run_sampled(command, folder, env, every)
+        seconds = stage_seconds(folder / "work", stage)
+        total += seconds or wall
+        rows.append([code, kind, f"{n:,}", stage, f"{seconds:.0f}" if seconds is not None else f"failed ({exit_code})",
+                     f"{wall:.0f}", f"{peak / 2**30:.2f}", f"{folder_bytes(folder / 'work') / 2**30:.2f}", f"{n / total:,.0f}"])
+        print(" | ".join(rows[-1]), flush=True)
+        if exit_code:
+            break
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--format", choices=sorted(STAGES), default="release")
+    parser.add_argument("--sizes", default="250000,1000000", help="Comma-separated numbers of pairs.")
+    parser.add_argument("--baseline", default="", help="A git revision to measure beside this code (empty: none).")
+    parser.add_argument("--baseline-sizes", default="250000", help="The sizes at which the baseline runs.")
+    parser.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "paranmt-size", help="Where generated inputs are kept.")
+    parser.add_argument("--file-lines", type=int, default=500_000, help="Lines per gzip file of the czeng format.")
+    parser.add_argument("--every", type=float, default=1.0, help="Seconds between memory samples.")
+    args = parser.parse_args()
+    if not SHARED.exists():
+        raise SystemExit(f"skipped: {SHARED} (the reference pairs' sources) is absent")
+    args.data.mkdir(parents=True, exist_ok=True)
+    runs = Path(tempfile.mkdtemp(prefix="runs-", dir=args.data))
+    sizes = [int(size) for size in args.sizes.split(",")]
+    baseline_sizes = {int(size) for size in args.baseline_sizes.split(",")} if args.baseline else set()
+    rows = []
+    for n in sizes:
+        rows += measure(args.format, n, "this", None, args.data, runs, args.file_lines, args.every)
+        if n in baseline_sizes:
+            rows += measure(args.format, n, args.baseline, export(args.baseline, args.data), args.data, runs, args.file_lines, args.every)
+    print(f"\n{machine()}; runs kept in {runs}\n")
+    print(markdown_table(["code", "format", "pairs", "stage", "stage s", "command wall s", "peak GiB (process tree)", "work dir GiB", "pairs/s so far"], rows))
+
+
+if __name__ == "__main__":
+    main()
