@@ -5,7 +5,9 @@ them in its own seeded order and, after the first round, numbered (`` (k)`` afte
 that every line is distinct; generated once per (format, N) into ``--data``:
 
 * ``release``: one plain file ``reference<TAB>translation<TAB>score`` (the release is one file),
-  through ``ImportParaphrases``, ``ScorePairs`` and ``BuildParaNMT --pairs`` (its deciles);
+  through ``ImportParaphrases``, ``ScorePairs`` and ``BuildParaNMT --pairs`` (its deciles), the PP
+  model given as word vectors (``--pp-vectors``, ../shared/data/wordvec/glove50_4k.txt), as a
+  user of the release gives the authors' (training one on the top half is TrainPPModel's work);
 * ``czeng``: CzEng 1.6 plaintext in gzip files of at most ``--file-lines`` lines (CzEng is 100
   files), through ``IngestBitext``.
 
@@ -22,7 +24,9 @@ the same run.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gzip
+import itertools
 import json
 import os
 import random
@@ -34,12 +38,12 @@ from pathlib import Path
 
 import psutil
 
-from benchmarks.common import REPO, SHARED, machine, markdown_table, write_reference_pairs
+from benchmarks.common import GLOVE, REPO, SHARED, machine, markdown_table, write_reference_pairs
 
 STAGES = {
     "release": [("import", ["ImportParaphrases", "--files", "{input}"]),
-                ("score", ["ScorePairs", "--pairs", "{input}"]),
-                ("corpus", ["BuildParaNMT", "--pairs", "{input}"])],
+                ("score", ["ScorePairs", "--pairs", "{input}", "--pp-vectors", "{vectors}"]),
+                ("corpus", ["BuildParaNMT", "--pairs", "{input}", "--pp-vectors", "{vectors}"])],
     "czeng": [("ingest", ["IngestBitext", "--inputs", "{input}"])],
 }
 
@@ -80,15 +84,12 @@ def generate(kind: str, n: int, folder: Path, file_lines: int) -> str:
                 for _, reference, translation, _ in distinct_pairs(pairs, n):
                     out.write(f"{reference}\t{translation}\t{rng.random():.4f}\n")
         else:
-            handle = None
-            for index, english, other, source in distinct_pairs(pairs, n):
-                if index % file_lines == 0:
-                    if handle:
-                        handle.close()
-                    handle = gzip.open(target / f"{index // file_lines:03d}train.gz", "wt", encoding="utf-8", compresslevel=1)
-                domain = source.replace("-", "")
-                handle.write(f"{domain}-b{index // 100_000}-{index // file_lines:02d}train-f{index // 100:06d}-s{index % 100}\t{rng.random():.4f}\t{other}\t{english}\n")
-            handle.close()
+            generated = distinct_pairs(pairs, n)
+            for number in range(-(-n // file_lines)):
+                with gzip.open(target / f"{number:03d}train.gz", "wt", encoding="utf-8", compresslevel=1) as handle:
+                    for index, english, other, source in itertools.islice(generated, file_lines):
+                        pair_id = f"{source.replace('-', '')}-b{index // 100_000}-{number:02d}train-f{index // 100:06d}-s{index % 100}"
+                        handle.write(f"{pair_id}\t{rng.random():.4f}\t{other}\t{english}\n")
         done.write_text("")
     return str(target / "para-nmt.txt") if kind == "release" else str(target / "*train.gz")
 
@@ -97,10 +98,8 @@ def tree_rss(process: psutil.Process) -> int:
     """Resident memory of a process and all its descendants (bytes)."""
     total = 0
     for member in [process, *process.children(recursive=True)]:
-        try:
+        with contextlib.suppress(psutil.Error):  # ended between the listing and the reading
             total += member.memory_info().rss
-        except psutil.Error:
-            pass
     return total
 
 
@@ -150,7 +149,7 @@ def measure(kind: str, n: int, code: str, source: Path | None, data: Path, runs:
     env = {**os.environ, "PYTHONPATH": str(source) if source else os.environ.get("PYTHONPATH", "")}
     rows, total = [], 0.0
     for stage, args in STAGES[kind]:
-        command = ["luigi", "--module", "workflows", *[arg.format(input=spec) for arg in args], "--local-scheduler"]
+        command = ["luigi", "--module", "workflows", *[arg.format(input=spec, vectors=GLOVE) for arg in args], "--local-scheduler"]
         wall, peak, exit_code = run_sampled(command, folder, env, every)
         seconds = stage_seconds(folder / "work", stage)
         total += seconds or wall

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -38,7 +37,7 @@ from corpus.text import english_tokens
 from corpus.tokenbatch import token_columns
 from models.nmt.translate import DecodeOptions, NmtModel, Translator, load_translator
 from pipelines.batches import shard_number
-from pipelines.io import dataset_files, part_path
+from pipelines.io import dataset_files, write_part_atomically
 from pipelines.progress import UNWATCHED, Marks, Tally
 
 STAGE = "backtranslate"
@@ -159,18 +158,6 @@ def shard_tables(results: list[PredictionResult]) -> tuple[pa.Table, pa.Table]:
     return pairs, rejects
 
 
-def write_part_atomically(table: pa.Table, schema: pa.Schema, dataset_dir: str, shard: int) -> int:
-    """Write a shard under a temporary name and rename it, so a ``part-*`` file is always whole."""
-    final = part_path(dataset_dir, shard)
-    temporary = FileSystems.join(dataset_dir, f".tmp-{uuid.uuid4().hex}-part-{shard:05d}")
-    with FileSystems.create(temporary) as handle:
-        rows = schemas.write_table(table, schema, handle)
-    if FileSystems.exists(final):
-        FileSystems.delete([final])
-    FileSystems.rename([temporary], [final])
-    return rows
-
-
 class WriteShard(beam.DoFn):
     """Write a shard's rejects (if any), then its pairs part: the pairs part marks the shard done."""
 
@@ -205,14 +192,6 @@ def build_backtranslate(
         | "GroupShards" >> beam.GroupByKey()
         | "WriteShards" >> beam.ParDo(WriteShard(pairs_dir, rejects_dir))
     )
-
-
-def remove_temporaries(dataset_dir: str) -> None:
-    """Delete half-written temporary parts left by a killed run."""
-    pattern = FileSystems.join(dataset_dir, ".tmp-*")
-    stale = [meta.path for match in FileSystems.match([pattern]) for meta in match.metadata_list]
-    if stale:
-        FileSystems.delete(stale)
 
 
 def translation_tally(marks: Marks, total: int, already: int) -> Tally:

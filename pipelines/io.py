@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,6 +27,26 @@ def write_part(table: pa.Table, schema: pa.Schema, dataset_dir: str, shard: int)
     with part_writer(dataset_dir, shard, schema) as writer:
         writer.write(table)
     return writer.rows
+
+
+def write_part_atomically(table: pa.Table, schema: pa.Schema, dataset_dir: str, shard: int) -> int:
+    """Write a shard under a temporary name and rename it, so a ``part-*`` file is always whole."""
+    final = part_path(dataset_dir, shard)
+    temporary = FileSystems.join(dataset_dir, f".tmp-{uuid.uuid4().hex}-part-{shard:05d}")
+    with FileSystems.create(temporary) as handle:
+        rows = schemas.write_table(table, schema, handle)
+    if FileSystems.exists(final):
+        FileSystems.delete([final])
+    FileSystems.rename([temporary], [final])
+    return rows
+
+
+def remove_temporaries(dataset_dir: str) -> None:
+    """Delete half-written temporary parts left by a killed run (write_part_atomically)."""
+    pattern = FileSystems.join(dataset_dir, ".tmp-*")
+    stale = [meta.path for match in FileSystems.match([pattern]) for meta in match.metadata_list]
+    if stale:
+        FileSystems.delete(stale)
 
 
 @contextmanager

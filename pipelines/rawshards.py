@@ -33,9 +33,8 @@ import schemas
 from corpus.inputs import LineIndex, index_lines, read_line_range, read_lines
 from corpus.outputs import reading
 from corpus.readers import InputUnit, Reject
-from pipelines.backtranslate import remove_temporaries, write_part_atomically
 from pipelines.batches import shard_number
-from pipelines.io import dataset_files, part_path
+from pipelines.io import dataset_files, part_path, remove_temporaries, write_part_atomically
 from pipelines.progress import UNWATCHED, Marks, Report, RunPipeline, Tally, marking, run_reporting
 
 # Lines per shard unless --shard-rows says otherwise: at the paper's 51.4M pairs, 515 shards, each
@@ -251,7 +250,7 @@ def _keys(fmt: RawFormat, path: str) -> Iterator[tuple]:
     with reading(path), FileSystems.open(path) as handle:
         for batch in pq.ParquetFile(handle).iter_batches(batch_size=MERGE_BATCH_ROWS, columns=["id", "source", *fmt.order[2:]]):
             table = pa.Table.from_batches([batch])
-            yield from zip(table.column("id").to_pylist(), table.column("source").to_pylist(), fmt.lines_of(table))
+            yield from zip(table.column("id").to_pylist(), table.column("source").to_pylist(), fmt.lines_of(table), strict=True)
 
 
 def repeated_ids(fmt: RawFormat, groups: list[list[str]]) -> dict[tuple[str, int], tuple[str, int]]:
@@ -274,7 +273,7 @@ def _read_part(path: str) -> pa.Table:
 
 
 def _removed_rows(fmt: RawFormat, table: pa.Table, removed: set | dict) -> np.ndarray:
-    return np.array([key in removed for key in zip(table.column("source").to_pylist(), fmt.lines_of(table))], bool)
+    return np.array([key in removed for key in zip(table.column("source").to_pylist(), fmt.lines_of(table), strict=True)], bool)
 
 
 def remove_repeated_ids(fmt: RawFormat, data_dir: str, rejects_dir: str, number: int) -> int:
@@ -286,7 +285,7 @@ def remove_repeated_ids(fmt: RawFormat, data_dir: str, rejects_dir: str, number:
     decided = part_path(rejects_dir, number)
     if FileSystems.exists(decided):
         done = _read_part(decided)
-        removed = set(zip(done.column("source").to_pylist(), done.column("line").to_pylist()))
+        removed = set(zip(done.column("source").to_pylist(), done.column("line").to_pylist(), strict=True))
     else:
         firsts = repeated_ids(fmt, groups)
         if not firsts:

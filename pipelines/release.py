@@ -16,13 +16,13 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 import pyarrow as pa
 
+import schemas
 from corpus.ids import line_of_id
 from corpus.readers import InputUnit, ParaphraseRecord, Reject, iter_paranmt
 from corpus.text import english_tokens
 from corpus.tokenbatch import token_columns
 from pipelines.progress import Report, RunPipeline
 from pipelines.rawshards import RawFormat, ShardPlan, write_shards
-import schemas
 
 STAGE = "import"
 

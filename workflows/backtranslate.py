@@ -17,7 +17,6 @@ from pipelines.backtranslate import (
     build_backtranslate,
     model_is_shared,
     pending_shards,
-    remove_temporaries,
     translation_tally,
     truncated_rows,
 )
@@ -58,7 +57,7 @@ class BackTranslate(UsesGpu, TranslatorChoice, StageTask):
     def build(self, partial_dir: Path) -> dict:
         pairs_dir, rejects_dir = str(partial_dir / "pairs"), str(partial_dir / "rejects")
         for directory in (pairs_dir, rejects_dir):
-            remove_temporaries(directory)
+            io.remove_temporaries(directory)
         model = NmtModel.load(self.requires()["model"].output_dir)
         device = resolve_device(self.engine, self.device)
         options = config_from(self, DecodeOptions)

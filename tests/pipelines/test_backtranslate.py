@@ -15,7 +15,6 @@ from pipelines.backtranslate import (
     TranslatorSpec,
     build_backtranslate,
     pending_shards,
-    remove_temporaries,
     translation_tally,
 )
 from pipelines.options import pipeline_options
@@ -76,7 +75,7 @@ def test_a_resumed_run_translates_only_missing_shards_and_gives_the_same_rows(bi
     with open(done, "wb") as handle, open(io.part_path(first_pairs, 1), "rb") as source:
         handle.write(source.read())
     (resumed_dir / "pairs" / ".tmp-deadbeef-part-00002").write_bytes(b"half a file")
-    remove_temporaries(str(resumed_dir / "pairs"))
+    io.remove_temporaries(str(resumed_dir / "pairs"))
     assert [p.rsplit("/", 1)[-1] for p in pending_shards(io.dataset_files(str(bitext_dir)), str(resumed_dir / "pairs"))] == [
         "part-00000.parquet", "part-00002.parquet"]
     run(bitext_dir, resumed_dir, tiny_nmt.model)

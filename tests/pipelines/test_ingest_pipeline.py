@@ -11,7 +11,13 @@ import schemas
 from corpus.errors import InputError
 from corpus.inputs import resolve_inputs
 from pipelines.ingest import BITEXT_FORMAT
-from pipelines.rawshards import build_shard_writes, plan_shards, read_unit, shard_lines, shard_tables
+from pipelines.rawshards import (
+    build_shard_writes,
+    plan_shards,
+    read_unit,
+    shard_lines,
+    shard_tables,
+)
 
 CZENG_LINES = [
     "news-b1-00train-f00001-s2\t0.9\tPes štěká.\tThe dog barks.",
