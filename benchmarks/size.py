@@ -165,6 +165,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--format", choices=sorted(STAGES), default="release")
     parser.add_argument("--sizes", default="250000,1000000", help="Comma-separated numbers of pairs.")
+    parser.add_argument("--code", default="", help="A git revision to measure instead of the working tree (long runs: edits made meanwhile do not reach them).")
     parser.add_argument("--baseline", default="", help="A git revision to measure beside this code (empty: none).")
     parser.add_argument("--baseline-sizes", default="250000", help="The sizes at which the baseline runs.")
     parser.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "paranmt-size", help="Where generated inputs are kept.")
@@ -179,7 +180,8 @@ def main() -> None:
     baseline_sizes = {int(size) for size in args.baseline_sizes.split(",")} if args.baseline else set()
     rows = []
     for n in sizes:
-        rows += measure(args.format, n, "this", None, args.data, runs, args.file_lines, args.every)
+        code = export(args.code, args.data) if args.code else None
+        rows += measure(args.format, n, args.code or "this", code, args.data, runs, args.file_lines, args.every)
         if n in baseline_sizes:
             rows += measure(args.format, n, args.baseline, export(args.baseline, args.data), args.data, runs, args.file_lines, args.every)
     print(f"\n{machine()}; runs kept in {runs}\n")
