@@ -219,11 +219,14 @@ def rejects_table(rejects: list[Reject], stage: str) -> pa.Table:
     }, schema=schemas.REJECTS)
 
 
-def _id_range(path: str) -> tuple[str, str]:
-    """A sorted part's first and last id, from its footer's statistics when it has them."""
+def _id_range(path: str) -> tuple[str, str] | None:
+    """A sorted part's first and last id (None when it has no row), from its footer's statistics
+    when it has them."""
     with reading(path), FileSystems.open(path) as handle:
         parquet = pq.ParquetFile(handle)
         meta, column = parquet.metadata, parquet.schema_arrow.get_field_index("id")
+        if not meta.num_rows:
+            return None
         first, last = meta.row_group(0).column(column).statistics, meta.row_group(meta.num_row_groups - 1).column(column).statistics
         if first is not None and last is not None and first.has_min_max and last.has_min_max:
             return first.min, last.max
@@ -235,7 +238,7 @@ def overlapping_groups(paths: list[str]) -> list[list[str]]:
     """The parts whose id ranges overlap, in groups of two or more (only they can share an id)."""
     groups: list[list[str]] = []
     high = None
-    for low, top, path in sorted((*_id_range(path), path) for path in paths):
+    for low, top, path in sorted((*span, path) for path in paths if (span := _id_range(path))):
         if high is not None and low <= high:
             groups[-1].append(path)
             high = max(high, top)
@@ -311,7 +314,10 @@ def remove_repeated_ids(fmt: RawFormat, data_dir: str, rejects_dir: str, number:
 def build_shard_writes(pipeline: beam.Pipeline, fmt: RawFormat, plan: ShardPlan, data_dir: str, rejects_dir: str,
                        max_line_bytes: int, marks: Marks = UNWATCHED):
     """Add the transforms that write ``plan``'s shards and then remove ids repeated across them;
-    returns the PCollection of the rows removed (one number)."""
+    returns the PCollection of the rows removed (one number). Parts a killed run left half-written
+    are deleted first."""
+    remove_temporaries(data_dir)
+    remove_temporaries(rejects_dir)
     written = (
         pipeline
         | "Tasks" >> beam.Create(list(plan.tasks))
@@ -328,8 +334,6 @@ def write_shards(run_pipeline: RunPipeline, fmt: RawFormat, plan: ShardPlan, dat
                  max_line_bytes: int, work_dir: str, report: Report | None = None) -> None:
     """Run the pipeline that writes ``plan``; ``report`` gets the lines written so far (those of
     shards an earlier, interrupted run finished first)."""
-    remove_temporaries(data_dir)
-    remove_temporaries(rejects_dir)
     already = sum(shard.lines for shard in plan.all_shards() if FileSystems.exists(part_path(data_dir, shard.number)))
     with marking(FileSystems.join(work_dir, f"_{fmt.stage}-progress")) as marks:
         tally = Tally(lambda: already + marks.count("lines"), plan.lines, "lines read and written", "lines")
