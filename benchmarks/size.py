@@ -161,6 +161,42 @@ def measure(kind: str, n: int, code: str, source: Path | None, data: Path, runs:
     return rows
 
 
+def read_tables(paths: list[Path]) -> list[dict]:
+    """The measured rows of this benchmark's printed tables (``| code | format | pairs | …``)."""
+    rows = []
+    for path in paths:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+            if len(cells) == 9 and cells[2].replace(",", "").isdigit() and line.startswith("|"):
+                rows.append({"code": cells[0], "stage": cells[3], "pairs": int(cells[2].replace(",", "")), "seconds": cells[4],
+                             "peak": float(cells[6]), "disk": float(cells[7])})
+    return rows
+
+
+def plot(rows: list[dict], out: Path, baseline: str) -> None:
+    """Stage time and peak memory against the number of pairs (log scales), one line per (code,
+    stage); the baseline's dashed."""
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(11, 4.2), layout="constrained")
+    seconds_axes, memory_axes = figure.subplots(1, 2)
+    for code, stage in sorted({(row["code"], row["stage"]) for row in rows}):
+        mine = sorted((row for row in rows if (row["code"], row["stage"]) == (code, stage)), key=lambda row: row["pairs"])
+        style = {"marker": "s" if code == baseline else "o", "linestyle": "--" if code == baseline else "-"}
+        done = [row for row in mine if row["seconds"].replace(".", "").isdigit()]
+        seconds_axes.plot([row["pairs"] for row in done], [float(row["seconds"]) for row in done], label=f"{stage} ({code})", **style)
+        memory_axes.plot([row["pairs"] for row in mine], [row["peak"] for row in mine], label=f"{stage} ({code})", **style)
+    for axes, label in ((seconds_axes, "stage time (s)"), (memory_axes, "peak memory of the process tree (GiB)")):
+        axes.set_xscale("log")
+        axes.set_xlabel("pairs")
+        axes.set_ylabel(label)
+        axes.grid(True, alpha=0.3)
+    seconds_axes.set_yscale("log")
+    memory_axes.set_ylim(bottom=0)
+    memory_axes.legend(fontsize=8)
+    figure.savefig(out, dpi=110)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--format", choices=sorted(STAGES), default="release")
@@ -171,7 +207,12 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "paranmt-size", help="Where generated inputs are kept.")
     parser.add_argument("--file-lines", type=int, default=500_000, help="Lines per gzip file of the czeng format.")
     parser.add_argument("--every", type=float, default=1.0, help="Seconds between memory samples.")
+    parser.add_argument("--plot", type=Path, help="Draw time and memory against size from the tables of --tables into this PNG, and stop.")
+    parser.add_argument("--tables", type=Path, nargs="*", default=[], help="Saved outputs of earlier runs of this benchmark.")
     args = parser.parse_args()
+    if args.plot:
+        plot(read_tables(args.tables), args.plot, args.baseline)
+        return
     if not SHARED.exists():
         raise SystemExit(f"skipped: {SHARED} (the reference pairs' sources) is absent")
     args.data.mkdir(parents=True, exist_ok=True)

@@ -3,16 +3,34 @@ tokenized form of English that every stage after ingest reads (``english_tokens`
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from functools import lru_cache
 
 from sacremoses import MosesPunctNormalizer, MosesTokenizer
 
 
+class PunctNormalizer:
+    """sacremoses' ``MosesPunctNormalizer(lang).normalize``, its substitutions compiled once.
+    sacremoses applies each as ``re.sub(pattern string, …)``, which looks the compiled pattern up
+    again for each of its ~45 substitutions of each sentence: a fifth of ingest's time. Same steps,
+    same order, same result (its optional unicode and control-character passes are off by default)."""
+
+    def __init__(self, lang: str):
+        moses = MosesPunctNormalizer(lang=lang)
+        assert not (moses.pre_replace_unicode_punct or moses.post_remove_control_chars)
+        self.substitutions = [(re.compile(pattern), substitution) for pattern, substitution in moses.substitutions]
+
+    def normalize(self, text: str) -> str:
+        for pattern, substitution in self.substitutions:
+            text = pattern.sub(substitution, text)
+        return text.strip()
+
+
 @lru_cache(maxsize=8)
-def _moses(lang: str) -> tuple[MosesPunctNormalizer, MosesTokenizer]:
+def _moses(lang: str) -> tuple[PunctNormalizer, MosesTokenizer]:
     # Building these compiles many regexes; one pair per language per process.
-    return MosesPunctNormalizer(lang=lang), MosesTokenizer(lang=lang)
+    return PunctNormalizer(lang), MosesTokenizer(lang=lang)
 
 
 def tokenize(text: str, lang: str, lowercase: bool = False) -> list[str]:

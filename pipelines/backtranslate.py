@@ -3,9 +3,12 @@
 Each bitext shard is read in chunks of ``chunk_rows`` rows (in the shard's id order), and a chunk
 is the unit of inference: the model handler sorts the chunk's sentences by length, batches them
 by a token budget and keeps the best beam hypothesis. Chunks depend only on the shard, so a shard
-translated twice (a retried bundle, a resumed run) gives the same rows. A shard's results are
-grouped, sorted by id and written under a temporary name, then renamed: a ``part-NNNNN.parquet``
-in the output is always complete, and :func:`pending_shards` lists the shards still to do.
+translated twice (a retried bundle, a resumed run) gives the same rows. A shard is one element:
+the worker that translates its chunks sorts their results by id and writes them, under a
+temporary name, then renamed: a ``part-NNNNN.parquet`` in the output is always complete, and
+:func:`pending_shards` lists the shards still to do. No shuffle moves the translations: the
+DirectRunner would hold a shuffle's whole input, every shard's translations, in memory, and write
+nothing before the last was made (a kill would lose them all).
 
 Rule for sources the model cannot take (see ``models.nmt.translate``): sources longer than the
 model's limit are truncated to it and flagged ``truncated``; sources without any sentencepiece
@@ -51,12 +54,10 @@ def pending_shards(bitext_files: list[str], pairs_dir: str) -> list[str]:
     return [path for path in bitext_files if shard_number(path) not in done]
 
 
-def read_chunks(path: str, chunk_rows: int) -> Iterator[tuple[int, pa.RecordBatch]]:
-    """A bitext shard as (shard number, record batch of at most ``chunk_rows`` rows)."""
-    shard = shard_number(path)
+def read_chunks(path: str, chunk_rows: int) -> Iterator[pa.RecordBatch]:
+    """A bitext shard as record batches of at most ``chunk_rows`` rows."""
     with reading(path), FileSystems.open(path) as handle:
-        for batch in pq.ParquetFile(handle).iter_batches(batch_size=chunk_rows, columns=_BITEXT_COLUMNS):
-            yield shard, batch
+        yield from pq.ParquetFile(handle).iter_batches(batch_size=chunk_rows, columns=_BITEXT_COLUMNS)
 
 
 @dataclass(frozen=True)
@@ -81,15 +82,16 @@ def model_is_shared(spec: TranslatorSpec, requested: bool) -> bool:
     return requested or spec.device == "cuda"
 
 
-class TranslatorHandler(ModelHandler[pa.RecordBatch, PredictionResult, Translator]):
+class TranslatorHandler(ModelHandler[str, PredictionResult, Translator]):
     """Loads the translator once per worker process, or once per machine shared by its worker
-    processes (Beam serves it from one of them), and translates chunks; each translated chunk
+    processes (Beam serves it from one of them), and translates bitext shards (their paths), a
+    chunk of ``chunk_rows`` rows at a time, into (chunk, hypotheses) pairs; each translated chunk
     leaves a ``translated`` mark, so the driver counts sentences as they are translated (and
     each load a ``loaded`` mark: the manifest says how many models a run loaded)."""
 
-    def __init__(self, spec: TranslatorSpec, share_across_processes: bool = False, marks: Marks = UNWATCHED):
+    def __init__(self, spec: TranslatorSpec, chunk_rows: int, share_across_processes: bool = False, marks: Marks = UNWATCHED):
         super().__init__()
-        self.spec, self.share, self.marks = spec, share_across_processes, marks
+        self.spec, self.chunk_rows, self.share, self.marks = spec, chunk_rows, share_across_processes, marks
         self._translated, self._started, self._last_log = 0, 0.0, 0.0
 
     def load_model(self) -> Translator:
@@ -102,33 +104,34 @@ class TranslatorHandler(ModelHandler[pa.RecordBatch, PredictionResult, Translato
         return self.share
 
     def batch_elements_kwargs(self):
-        # An element is already a chunk of many sentences: one chunk per inference call.
+        # An element is a shard of many sentences: one shard per inference call.
         return {"min_batch_size": 1, "max_batch_size": 1}
 
     def get_num_bytes(self, batch) -> int:
-        return sum(chunk.nbytes for chunk in batch)
+        return sum(len(path) for path in batch)
 
     def get_metrics_namespace(self) -> str:
         return "BackTranslate"
 
     def run_inference(self, batch, model, inference_args=None):
         self._started = self._started or time.time()
-        results = []
-        for chunk in batch:
-            hypotheses = model.translate(chunk.column("foreign").to_pylist(), chunk.column("pivot").to_pylist())
-            results.append(PredictionResult(chunk, hypotheses))
-            self._translated += chunk.num_rows
-            self.marks.add("translated", chunk.num_rows)
+        return [PredictionResult(path, [self._translate(chunk, model) for chunk in read_chunks(path, self.chunk_rows)]) for path in batch]
+
+    def _translate(self, chunk: pa.RecordBatch, model: Translator) -> tuple[pa.RecordBatch, list]:
+        hypotheses = model.translate(chunk.column("foreign").to_pylist(), chunk.column("pivot").to_pylist())
+        self._translated += chunk.num_rows
+        self.marks.add("translated", chunk.num_rows)
         if time.time() - self._last_log > 30:
             self._last_log = time.time()
             rate = self._translated / max(self._last_log - self._started, 1e-9)
             log.info("this worker translated %d sentences (%.1f sentences/s)", self._translated, rate)
-        return results
+        return chunk, hypotheses
 
 
-def shard_tables(results: list[PredictionResult]) -> tuple[pa.Table, pa.Table]:
-    """One shard's ``pairs`` rows (sorted by id) and its ``rejects`` rows."""
-    chunks = [(result.example, result.inference) for result in results]
+def shard_tables(chunks: list[tuple[pa.RecordBatch, list]]) -> tuple[pa.Table, pa.Table]:
+    """One shard's ``pairs`` rows (sorted by id) and its ``rejects`` rows, from its (chunk, hypotheses)."""
+    if not chunks:  # a bitext part left empty (every row an id read before)
+        return schemas.PAIRS.empty_table(), schemas.REJECTS.empty_table()
     rows = pa.Table.from_batches([chunk for chunk, _ in chunks])
     hypotheses = [h for _, hyps in chunks for h in hyps]
     kept = pa.array([h is not None for h in hypotheses], pa.bool_())
@@ -165,8 +168,8 @@ class WriteShard(beam.DoFn):
         self.pairs_dir, self.rejects_dir = pairs_dir, rejects_dir
 
     def process(self, keyed):
-        shard, results = keyed
-        pairs, rejects = shard_tables(list(results))
+        shard, result = keyed
+        pairs, rejects = shard_tables(result.inference)
         if rejects.num_rows:
             write_part_atomically(rejects, schemas.REJECTS, self.rejects_dir, shard)
         yield shard, write_part_atomically(pairs, schemas.PAIRS, self.pairs_dir, shard)
@@ -183,13 +186,11 @@ def build_backtranslate(
     marks: Marks = UNWATCHED,
 ):
     """Add the back-translation transforms for ``shard_files``; returns the (shard, rows) written."""
-    handler = KeyedModelHandler(TranslatorHandler(spec, model_is_shared(spec, share_model), marks))
+    handler = KeyedModelHandler(TranslatorHandler(spec, chunk_rows, model_is_shared(spec, share_model), marks))
     return (
         pipeline
-        | "Shards" >> beam.Create(shard_files)
-        | "ReadChunks" >> beam.FlatMap(read_chunks, chunk_rows)
+        | "Shards" >> beam.Create([(shard_number(path), path) for path in shard_files])
         | "Translate" >> RunInference(handler)
-        | "GroupShards" >> beam.GroupByKey()
         | "WriteShards" >> beam.ParDo(WriteShard(pairs_dir, rejects_dir))
     )
 

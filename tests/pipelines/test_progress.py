@@ -24,6 +24,7 @@ from pipelines.progress import (
     marking,
     progress_while_running,
 )
+from pipelines.rawshards import plan_shards
 from pipelines.score import score_pairs
 from pipelines.select import select_training_set
 from pipelines.stats import write_corpus_stats
@@ -79,12 +80,13 @@ def last_report(monkeypatch):
     return run, lambda message, percent: messages.append(message), messages
 
 
-def test_ingest_counts_every_line_read_and_tokenized(tmp_path, last_report):
+def test_ingest_counts_every_line_read_and_written(tmp_path, last_report):
     run, report, messages = last_report
     lines = [f"news-b1-00train-f00001-s{n}\t0.9\tPes {n}.\tThe dog {n}." for n in range(30)] + ["too\tfew"]
     (tmp_path / "00train.gz").write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
-    ingest(run, resolve_inputs(str(tmp_path / "00train.gz")), str(tmp_path / "bitext"), str(tmp_path / "rejects"), 2, 10_000, str(tmp_path), report)
-    assert messages[-1].startswith("31/31 lines tokenized (")
+    plan = plan_shards(resolve_inputs(str(tmp_path / "00train.gz")), 4)
+    ingest(run, plan, str(tmp_path / "bitext"), str(tmp_path / "rejects"), 10_000, str(tmp_path), report)
+    assert messages[-1].startswith("31/31 lines read and written (")
     assert sorted(path.name for path in tmp_path.iterdir()) == ["00train.gz", "bitext", "rejects"]
 
 

@@ -135,7 +135,7 @@ def test_ctrl_c_is_one_line_leaves_only_the_partial_output_and_ends_by_sigint(tm
     lines = []
     for line in run.stdout:
         lines.append(line.rstrip("\n"))
-        if "ingest: ingesting" in line:
+        if "ingest: 1 input file(s)" in line:
             time.sleep(wait_s)
             os.killpg(run.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole process group
     assert run.wait(timeout=120) == -signal.SIGINT, lines  # a shell says 130
