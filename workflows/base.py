@@ -524,7 +524,8 @@ class StageTask(WorkDirectoryTask):
             **summary,
             "files": committed_files(partial),
         }
-        (partial / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+        # whole or absent: a partial output is kept for the next run, and a cut manifest in it would look finished
+        write_atomically(partial / MANIFEST, lambda temporary: temporary.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n"))
         os.replace(partial, final)
         self.point_latest_at(final)
         log.info("%s complete: %s", self.stage, final)
