@@ -126,7 +126,7 @@ def _byte_range(index: LineIndex, run: int, last: bool) -> tuple[int, int | None
 def shard_lines(task: ReadTask) -> Iterator[tuple[Shard, list[Iterable]]]:
     """(shard, the line iterators of each of the unit's files in it), in order. A gzip input's
     iterators must be used up before the next shard's are taken (WriteShards does, read or skipped);
-    its files' damage rejects (corpus.inputs.read_lines) come with its last shard."""
+    its last shard has one more iterable: its files' damage rejects (corpus.inputs.read_lines)."""
     unit, files = task.unit, unit_files(task.unit)
     if task.shards[0].ranges is not None:
         for shard in task.shards:
@@ -135,17 +135,8 @@ def shard_lines(task: ReadTask) -> Iterator[tuple[Shard, list[Iterable]]]:
     damage: list[Reject] = []
     streams = [read_lines(path, unit.source, damage) for path in files]
     for shard in task.shards:
-        pieces = [stream if shard.last else itertools.islice(stream, shard.lines) for stream in streams]
-        if shard.last:
-            pieces[0] = itertools.chain(pieces[0], _after(damage, streams))
-        yield shard, pieces
-
-
-def _after(damage: list[Reject], streams: list[Iterator]) -> Iterator[Reject]:
-    """The damage rejects, once every stream is read to its end (read_lines adds them then)."""
-    for stream in streams[1:]:
-        yield from stream  # a partner read past the first file: its lines are the pair's misaligned rejects
-    yield from damage
+        # read_lines adds a file's damage once it is read to its end: after the last shard's lines
+        yield shard, [stream if shard.last else itertools.islice(stream, shard.lines) for stream in streams] + ([damage] if shard.last else [])
 
 
 class WriteShards(beam.DoFn):
@@ -172,8 +163,9 @@ class WriteShards(beam.DoFn):
 
 
 def parse_shard(fmt: RawFormat, unit: InputUnit, shard: Shard, lines: list[Iterable], max_line_bytes: int) -> Iterator:
-    """A shard's records and Rejects (shard_lines gives its ``lines``)."""
-    return fmt.parse(unit, lines[0], lines[1] if len(lines) > 1 else None, shard.first_line, max_line_bytes)
+    """A shard's records and Rejects (shard_lines gives its ``lines``), then its files' damage rejects."""
+    files = len(unit_files(unit))
+    return itertools.chain(fmt.parse(unit, lines[0], lines[1] if files > 1 else None, shard.first_line, max_line_bytes), *lines[files:])
 
 
 def read_unit(fmt: RawFormat, unit: InputUnit, max_line_bytes: int, shard_rows: int = DEFAULT_SHARD_ROWS) -> Iterator:

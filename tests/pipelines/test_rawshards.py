@@ -47,6 +47,17 @@ def test_line_aligned_files_of_unequal_lengths_shard_alike(tmp_path, compress):
         assert list(read_unit(BITEXT_FORMAT, unit, 10_000, shard_rows)) == whole, shard_rows
 
 
+@pytest.mark.parametrize("compress", [False, True], ids=["plain", "gzip"])
+def test_an_english_file_longer_than_its_foreign_file_gives_misaligned_rejects_of_its_own(tmp_path, compress):
+    foreign = write(tmp_path / ("y.cs.gz" if compress else "y.cs"), b"Jedna.\nDva.\n", compress)
+    english = write(tmp_path / ("y.en.gz" if compress else "y.en"), b"One.\nTwo.\nThree.\nFour.\n", compress)
+    [unit] = resolve_inputs(f"{foreign}::{english}")
+    for shard_rows in (1, 3, 100):
+        items = list(read_unit(BITEXT_FORMAT, unit, 10_000, shard_rows))
+        assert [(getattr(item, "reason", "ok"), item.line) for item in items] == [("ok", 1), ("ok", 2), ("misaligned", 3), ("misaligned", 4)]
+        assert [item.raw for item in items[2:]] == ["Three.", "Four."] and items[2].detail.startswith(english.name + " has line 3")
+
+
 def test_a_plain_file_is_indexed_at_the_start_of_each_run_of_lines(tmp_path):
     path = write(tmp_path / "x.txt", b"".join(LINES), False)
     index = index_lines(str(path), 4)
