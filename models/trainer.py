@@ -389,17 +389,13 @@ class Trainer:
         self._bar = tqdm(total=total, initial=state.step, desc=f"train {self.encoder_config.model}", unit="step", mininterval=1.0, disable=None)
         while state.epoch < c.epochs and not self._step_limit_reached(state):
             pools = self._epoch_pools(state.epoch)
-            before = state.step
+            steps_before = state.step
             self._train_pool(pools[state.pool], state, result, on_step)
             if state.done < len(pools[state.pool]):
                 break  # max_steps reached inside the pool
             trained_epoch = state.epoch
             epoch_end = state.next_pool(len(pools))
-            crossed = lambda every: every > 0 and state.step // every > before // every  # noqa: E731, B023
-            if epoch_end or crossed(c.eval_every):
-                self._evaluate(state, result, dev)
-            if epoch_end or crossed(c.eval_every) or crossed(c.checkpoint_every):
-                self._checkpoint(state, dev)
+            self._evaluate_and_checkpoint_when_due(state, steps_before, epoch_end, result, dev)
             if progress:
                 progress(f"epoch {trained_epoch + 1}/{c.epochs}, step {state.step}{self._dev_note(result)}", 100.0 * state.step / max(total, 1))
         self._bar.close()
@@ -408,6 +404,17 @@ class Trainer:
         result.steps = state.step
         self._write_summary(result)
         return result
+
+    def _evaluate_and_checkpoint_when_due(self, state: RunState, steps_before: int, epoch_end: bool, result: TrainResult, dev: DevScore | None) -> None:
+        """After a pool: score the dev set at an epoch's end or where the pool's updates passed a
+        multiple of ``eval_every``; checkpoint then too, and where they passed one of ``checkpoint_every``."""
+        def crossed(every: int) -> bool:
+            return every > 0 and state.step // every > steps_before // every
+
+        if epoch_end or crossed(self.config.eval_every):
+            self._evaluate(state, result, dev)
+        if epoch_end or crossed(self.config.eval_every) or crossed(self.config.checkpoint_every):
+            self._checkpoint(state, dev)
 
     def _step_limit_reached(self, state: RunState) -> bool:
         return bool(self.config.max_steps) and state.step >= self.config.max_steps
