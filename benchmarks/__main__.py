@@ -8,9 +8,12 @@ import sys
 
 import benchmarks
 
+# Modules of the package that are not benchmarks: what they share, the GPU run's report, this runner.
+HELPERS = {"common", "gpu_report", "__main__"}
+
 
 def available() -> list[str]:
-    return sorted(m.name for m in pkgutil.iter_modules(benchmarks.__path__) if m.name not in {"common", "__main__"})
+    return sorted(m.name for m in pkgutil.iter_modules(benchmarks.__path__) if m.name not in HELPERS)
 
 
 def main() -> None:

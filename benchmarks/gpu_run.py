@@ -25,10 +25,10 @@ that can stop early do so and still write what they have:
  8. encoders: Word Avg (defaults) and BiLSTM Avg training pairs/s on the GPU, beside the CPU.
 
 DIR receives at most 8 files of at most 16 MiB, 64 MiB in all: report.md (every figure, the
-machine, each step's share and time), ``checkpoint.pt.part-NN``, ``dict.cs.txt``, ``dict.en.txt``,
-``spm.model`` and ``corpus.parquet``. ``--tiny`` runs every step at toy size (the embedded demo
-corpus, or 2,000 csen-more pairs with ``--data``; the ``tiny`` preset; 4 test sentences) on the
-CPU in about two minutes.
+machine, each step's share and time; written by ``benchmarks.gpu_report``),
+``checkpoint.pt.part-NN``, ``dict.cs.txt``, ``dict.en.txt``, ``spm.model`` and ``corpus.parquet``.
+``--tiny`` runs every step at toy size (the embedded demo corpus, or 2,000 csen-more pairs with
+``--data``; the ``tiny`` preset; 4 test sentences) on the CPU in about two minutes.
 """
 
 from __future__ import annotations
@@ -48,8 +48,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.backtranslate import MODES, PAPER_GPU_HOURS, PAPER_SENTENCES
-from benchmarks.common import machine, markdown_table, measure_in_subprocess
+from benchmarks.common import markdown_table, measure_in_subprocess
+from benchmarks.gpu_report import report
 
 FILE_LIMIT, FILES_LIMIT, TOTAL_LIMIT = 16 * 2**20, 8, 64 * 2**20
 # Shares of the budget, in order. The training gets the most; the back-translation enough for
@@ -66,7 +66,6 @@ SPEED_MODES = ("generate", "fairseq", "beam-fairseq")
 # On a GPU, large decoder batches keep it busy (the beam search is bound by Python's steps, not
 # by arithmetic): 64k tokens × beam 12 is ~2,600 sentences of 25 pieces, a few GB of logits.
 GPU_BATCH_TOKENS, GPU_CHUNK_ROWS = 65_536, 8192
-CPU_ENCODER_FIGURES = "2 shared CPU cores, docs/2026-11-25-training-loop.md: Word Avg 300 5,494 pairs/s, BiLSTM Avg 600 48 pairs/s (one thread, M = 40)"
 
 
 @dataclass(frozen=True)
@@ -195,7 +194,7 @@ class Run:
     def write(self) -> None:
         """report.md with every section whose figures exist so far, written whole or not at all."""
         partial = self.out / ".report.md.partial"
-        partial.write_text(report(self), encoding="utf-8")
+        partial.write_text(report(self.out, self.facts, self.results, self.steps_table(), self.clock.budget), encoding="utf-8")
         os.replace(partial, self.out / "report.md")
 
     def steps_table(self) -> str:
@@ -487,62 +486,6 @@ def gpu_name() -> str:
     return torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none (CPU run)"
 
 
-def speed_table(results: dict[str, dict], device: str) -> str:
-    base = results["generate"]["sentences"] / results["generate"]["seconds"]
-    rows = []
-    for mode, r in results.items():
-        rate = r["sentences"] / r["seconds"]
-        peak = r.get("peak_gpu_mib")
-        rows.append([MODES[mode], r["sentences"], r["seconds"], rate, rate / base, "–" if peak is None else f"{peak:,.0f}",
-                     PAPER_SENTENCES / rate / 3600])
-    return markdown_table(["engine", "sentences", "seconds", "sentences/s", "× fairseq-generate", "peak GPU MiB",
-                           f"{'GPU' if device == 'cuda' else 'CPU'}-hours for {PAPER_SENTENCES / 1e6:.1f}M sentences (paper: {PAPER_GPU_HOURS:,} GPU-h)"], rows)
-
-
-def report(run: Run) -> str:
-    """report.md: the machine, the steps with their status, and the figures of every step done."""
-    facts, results = run.facts, run.results
-    lines = [f"# GPU run ({'--tiny, toy size' if facts['tiny'] else 'csen-more'})", "",
-             "## Machine", "", f"- {machine()}", f"- GPU: {facts['gpu']}",
-             f"- budget: {run.clock.budget / 60:g} minutes from the call's start, install included", "",
-             "## Steps", "", run.steps_table(), ""]
-    if "data" in results:
-        lines += ["## Data", "", f"- {results['data'][2]}", ""]
-    if "train" in results:
-        training = results["train"]["summary"]
-        lines += ["## Model", "", f"- preset `{facts['preset']}`: {training['arch']}, {training['parameters']:,} weights; "
-                  f"kept checkpoint (best validation loss {training['valid_loss']:.3f}): update {training['updates']}, "
-                  f"epoch {training['epoch']}, after {training['training_seconds']:.0f} s of fairseq's training time"]
-        if "export" in results:
-            lines += [f"- files: {', '.join(results['export'])}; `cat checkpoint.pt.part-* > checkpoint.pt` rejoins the checkpoint "
-                      "(`--model-dir` does it by itself)"]
-        lines += [""]
-    if "evaluate" in results:
-        scores = results["evaluate"]["scores"]
-        lines += ["## Translation quality", "", "| system | BLEU | chrF |", "|---|---|---|",
-                  *[f"| {name} | {s['bleu']:.2f} | {s['chrf']:.2f} |" for name, s in scores.items()], "",
-                  f"{results['evaluate']['sentences']} sentences; BLEU `{next(iter(scores.values()))['bleu_signature']}`", ""]
-    if "speed" in results or "backtranslate" in results:
-        lines += ["## Back-translation speed", ""]
-    if "speed" in results:
-        lines += [f"{facts['speed_sentences']} test sentences, beam 12, batches of {facts['batch_tokens'] or 'the default'} tokens, "
-                  f"device {facts['device']}:", "", speed_table(results["speed"], facts["device"]), ""]
-    if bt := results.get("backtranslate"):
-        whole = bt["translated"] == bt["of"]
-        lines += [f"- the corpus: {bt['translated']:,} of {bt['of']:,} Czech sentences back-translated "
-                  f"({'all' if whole else 'a seeded sample: ' + ('toy size' if facts['tiny'] else 'the rest did not fit in its share')}), "
-                  f"BackTranslate {bt['seconds']:.1f} s, {bt['rate']:,.1f} sentences/s (start-up included)", ""]
-    if corpus_summary := results.get("corpus"):
-        lines += ["## The corpus", "", f"- {corpus_summary['rows']:,} pairs in {', '.join(corpus_summary['files'])}",
-                  *[f"- pairs per decile of {corpus_summary['scorers'][name]} (0 … 9): "
-                    + " ".join(str(deciles.get(str(d), {}).get("rows", 0)) for d in range(10)) for name, deciles in corpus_summary["deciles"].items()], ""]
-    if "encoders" in results:
-        lines += ["## Encoder training speed", "", markdown_table(["model", "device", "updates timed", "pairs/s", "pairs"], results["encoders"]), "",
-                  f"- beside: {CPU_ENCODER_FIGURES}", ""]
-    lines += ["## Files", "", files_table(run.out), ""]
-    return "\n".join(lines)
-
-
 def check_files(out: Path) -> list[str]:
     """What breaks the limits on what may come back (empty when nothing does)."""
     files = sorted(path for path in out.iterdir())
@@ -550,11 +493,6 @@ def check_files(out: Path) -> list[str]:
     problems += [f"{path.name}: {path.stat().st_size / 2**20:.1f} MiB (at most 16)" for path in files if path.stat().st_size > FILE_LIMIT]
     total = sum(path.stat().st_size for path in files)
     return problems + ([f"{total / 2**20:.1f} MiB in all (at most 64)"] if total > TOTAL_LIMIT else [])
-
-
-def files_table(out: Path) -> str:
-    rows = [[path.name, f"{path.stat().st_size / 2**20:.2f}"] for path in sorted(out.iterdir()) if not path.name.startswith(".")]
-    return markdown_table(["file", "MiB"], rows)
 
 
 def main() -> None:
