@@ -48,6 +48,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
+
 from benchmarks.common import markdown_table, measure_in_subprocess
 from benchmarks.gpu_report import report
 
@@ -164,7 +166,7 @@ class Run:
         print(f"gpu_run: {name} (share {self.clock.share(name):.0f} s, {self.clock.left(name):.0f} s left to its deadline)", flush=True)
         self.status[name] = "running"
         self.write()
-        started = time.time()
+        started, running_before = time.time(), descendants()
         try:
             self._in_step = True
             try:
@@ -174,7 +176,7 @@ class Run:
             self.status[name] = "done"
         except BudgetSpent:
             self.status[name] = "stopped: the budget ended during this step"
-            stop_children()
+            stop_started_since(running_before)
         except Exception as error:  # one line in the report; the steps that do not need this one go on
             self.status[name] = f"failed: {one_line(error)}"
             print(f"gpu_run: {name} failed: {one_line(error)}", flush=True)
@@ -213,22 +215,19 @@ def one_line(error: BaseException) -> str:
     return text[:400]
 
 
-def stop_children() -> None:
-    """SIGKILL this process's remaining descendants (a step stopped at the budget's end may leave
-    a trainer or Beam worker behind): what a stopped step started ends with it."""
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    todo = list(children.get(os.getpid(), []))
-    while todo:
-        pid = todo.pop()
-        todo += children.get(pid, [])
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+def descendants() -> set[psutil.Process]:
+    """This process's descendants now (psutil's processes are equal by pid and start time, so a
+    pid reused later is another process)."""
+    return set(psutil.Process().children(recursive=True))
+
+
+def stop_started_since(before: set[psutil.Process]) -> None:
+    """SIGKILL this process's descendants that are not among ``before``, the ones taken as a step
+    started: what a step stopped at the budget's end started (a trainer, a Beam worker) ends with
+    it, and nothing else does (under pytest, the suite's other children)."""
+    for process in descendants() - before:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            process.kill()
 
 
 def write_pairs(pairs: list[tuple[str, str]], folder: Path, name: str) -> str:
