@@ -160,7 +160,8 @@ def run_beam(model, texts, device, options, workers, engine="ctranslate2") -> tu
 
 def measure(args) -> None:
     """Child-process entry: one mode, one JSON line."""
-    from models.nmt.translate import DecodeOptions, NmtModel
+    from models.nmt.model import NmtModel
+    from models.nmt.translate import DecodeOptions
 
     model = NmtModel.load(args.model[0])  # a child measures one model
     texts = sentences(args.source, args.sentences)
@@ -234,7 +235,7 @@ def model_rows(model: Path, results: dict[str, dict]) -> list[list]:
 def model_size(model: Path) -> str:
     """The Transformer's shape, from the converted model's configuration: layers and width."""
     from models.nmt.fairseq_train import checkpoint_config
-    from models.nmt.translate import NmtModel
+    from models.nmt.model import NmtModel
 
     config = checkpoint_config(NmtModel.load(model).checkpoint)
     return f"{config.encoder_layers}+{config.decoder_layers} layers, width {config.encoder_embed_dim}"

@@ -359,7 +359,7 @@ def training_summary(task) -> dict:
     training time (its extra state)."""
     import torch
 
-    from models.nmt.translate import NmtModel
+    from models.nmt.model import NmtModel
 
     state = torch.load(NmtModel.load(task.output_dir).checkpoint, map_location="cpu", weights_only=False, mmap=True)
     config, extra = state["cfg"]["model"], state["extra_state"]
@@ -516,7 +516,7 @@ def main() -> None:
     from corpus.errors import InputError
     from models.nmt.devices import resolve_device
     from models.nmt.export import export_model
-    from models.nmt.translate import NmtModel
+    from models.nmt.model import NmtModel
     from workflows.nmt import TrainTranslator
 
     try:

@@ -174,7 +174,8 @@ def measure_ingest(size: int, tmp: Path) -> tuple:
 def measure_backtranslate(size: int, tmp: Path, model: str) -> tuple:
     from benchmarks import backtranslate
     from benchmarks.score import clock
-    from models.nmt.translate import DecodeOptions, NmtModel
+    from models.nmt.model import NmtModel
+    from models.nmt.translate import DecodeOptions
 
     texts = backtranslate.sentences(None, size)
     started = clock()

@@ -38,7 +38,8 @@ import schemas
 from corpus.outputs import reading
 from corpus.text import english_tokens
 from corpus.tokenbatch import token_columns
-from models.nmt.translate import DecodeOptions, NmtModel, Translator, load_translator
+from models.nmt.model import NmtModel
+from models.nmt.translate import DecodeOptions, Translator, load_translator
 from pipelines.batches import shard_number
 from pipelines.io import dataset_files, write_part_atomically
 from pipelines.progress import UNWATCHED, Marks, Tally

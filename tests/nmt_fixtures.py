@@ -19,7 +19,7 @@ import pytest
 import schemas
 from corpus.text import english_tokens
 from models.nmt import binarize, convert, fairseq_train, spm
-from models.nmt.translate import NmtModel
+from models.nmt.model import NmtModel
 
 NOUNS = dict(zip(
     "pes kočka dům strom voda chléb auto město řeka hora slunce kniha stůl okno ryba pták".split(),

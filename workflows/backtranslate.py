@@ -10,7 +10,8 @@ import luigi
 
 import schemas
 from models.nmt.devices import resolve_device
-from models.nmt.translate import ENGINES, DecodeOptions, NmtModel
+from models.nmt.model import NmtModel
+from models.nmt.translate import ENGINES, DecodeOptions
 from pipelines import io
 from pipelines.backtranslate import (
     TranslatorSpec,

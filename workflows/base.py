@@ -208,10 +208,32 @@ def _parameter_named(frames: list) -> str:
     return ""
 
 
+def _task_named_briefly(luigi_line: str) -> str:
+    """Luigi's line about a task (``[pid 7] Worker Worker(salt=…) failed    IngestBitext(inputs=…,
+    …)``, ``Will not run BackTranslate(…) or any dependencies due to error in deps() method``)
+    with each task named by its family alone and no worker: its parameters are hundreds of
+    characters the user typed, or did not."""
+    families = set(Register._get_reg()) | {"Worker"}
+    brief, position = [], 0
+    for match in re.finditer(r"\b([A-Z]\w*)\(", luigi_line):
+        if match.start() < position or match.group(1) not in families:
+            continue
+        depth, end = 0, match.end() - 1
+        for end in range(match.end() - 1, len(luigi_line)):
+            depth += {"(": 1, ")": -1}.get(luigi_line[end], 0)
+            if depth == 0:
+                break
+        brief.append(luigi_line[position : match.end() - 1])
+        position = end + 1
+    brief.append(luigi_line[position:])
+    text = re.sub(r"^\[pid \d+\] Worker Worker ", "", "".join(brief).rstrip(":"))
+    return " ".join(text.split())
+
+
 class _UsersMistakesInOneLine(logging.Filter):
     """Luigi logs a failed task, or a failed start or check, with its traceback (attached, or
     written into the message while the error is being handled); the user's mistake is not a
-    bug, so its one line is appended to the first line of Luigi's message, without traceback.
+    bug, so it is said in one line, first, with the task Luigi's message names after it.
     Luigi logs an error it re-raises again where it is caught: the mistake is said once. A record
     that asks for the error being handled when there is none (Luigi's retries to reach its
     scheduler) loses the line that would say ``NoneType: None``."""
@@ -231,7 +253,7 @@ class _UsersMistakesInOneLine(logging.Filter):
             if error is self._said:
                 return False
             self._said = error
-            record.msg, record.args = f"{record.getMessage().split(chr(10), 1)[0].rstrip(':')}: {mistake}", ()
+            record.msg, record.args = f"{mistake} [{_task_named_briefly(record.getMessage().split(chr(10), 1)[0])}]", ()
             record.exc_info, record.exc_text = None, None
         return True
 

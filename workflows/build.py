@@ -7,8 +7,8 @@ from corpus.outputs import read_json
 from models.nmt.translate import ENGINES
 from workflows.central_scheduler import WorkDirectoryTask
 from workflows.corpus import AssignDeciles
-from workflows.ingest import IngestBitext, TranslatorChoice
-from workflows.nmt import TrainTranslator, without_empty
+from workflows.ingest import IngestBitext
+from workflows.nmt import TrainTranslator, TranslatorChoice, without_empty
 
 
 class BuildParaNMT(WorkDirectoryTask, luigi.WrapperTask):

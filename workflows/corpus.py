@@ -38,7 +38,8 @@ from pipelines.stats import write_corpus_stats
 from workflows.base import StageTask, in_workdir, read_manifest
 from workflows.config import AbsolutePath, config_from, count_parameter, with_settings
 from workflows.encoders import EvaluateSTS, TrainEncoder
-from workflows.ingest import ReadsRawFiles, TranslatorChoice
+from workflows.ingest import ReadsRawFiles
+from workflows.nmt import TranslatorChoice
 
 
 class ImportParaphrases(ReadsRawFiles):

@@ -17,7 +17,6 @@ from pipelines import io
 from pipelines.ingest import ingest
 from pipelines.rawshards import DEFAULT_SHARD_ROWS, ShardPlan, plan_shards
 from workflows.base import StageTask, log
-from workflows.config import AbsolutePath
 
 # Share of an input's lines that, rejected, earns a warning on the console.
 REJECTED_SHARE_WARNING = 0.05
@@ -129,35 +128,3 @@ class ReadsBitext:
 
     def input_params(self) -> dict:
         return {"inputs": self.inputs, "source_language": self.source_language}
-
-
-class TranslatorChoice(ReadsBitext):
-    """The parameters that choose the model of a translating stage: a published translator's
-    folder (``--translator``), or the project's own model (``nmt``: TrainTranslator's parameters)."""
-
-    translator = AbsolutePath(default="", description="A translator's folder: a Hugging Face Marian (OPUS-MT), M2M-100 or NLLB-200 model, a CTranslate2 model with its tokenizer, or a fairseq model folder (checkpoint, dictionaries, sentencepiece). Empty: the project's own cs→en model.")
-    nmt = luigi.DictParameter(default={}, description="TrainTranslator parameters (e.g. a given checkpoint, a preset).")
-
-    def model_task(self, engine: str) -> StageTask:
-        """The stage whose ``nmt.json`` ``engine`` loads: an imported published model, the converted
-        model for CTranslate2, the checkpoint for fairseq."""
-        from models.nmt import published
-        from models.nmt.translate import ENGINES
-        from workflows.nmt import (  # the NMT stages load only when used
-            ConvertTranslator,
-            ImportTranslator,
-            TrainTranslator,
-        )
-
-        if engine not in ENGINES:
-            raise InputError(f"unknown engine {engine!r}; choose one of {ENGINES}")
-        nmt = dict(self.nmt)
-        if self.translator:
-            if published.translator_kind(self.translator) != "fairseq":
-                if engine != "ctranslate2":
-                    raise InputError(f"--translator {self.translator}: the {engine} engine takes fairseq models only; use --engine ctranslate2")
-                return ImportTranslator(translator=self.translator, source_language=self.source_language)
-            nmt["model_dir"] = self.translator
-        if engine == "ctranslate2":
-            return ConvertTranslator(**self.input_params(), nmt=nmt)
-        return TrainTranslator(**self.input_params(), **nmt)

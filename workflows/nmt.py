@@ -19,12 +19,13 @@ from corpus.errors import InputError
 from corpus.files import write_atomically
 from corpus.inputs import source_languages
 from corpus.outputs import DamagedOutput
-from models.nmt import binarize, convert, evaluate, export, fairseq_train, published, spm
+from models.nmt import binarize, convert, evaluate, export, fairseq_train, folders, published, spm
 from models.nmt.devices import resolve_device
-from models.nmt.translate import ENGINES, DecodeOptions, NmtModel, load_translator
+from models.nmt.model import MODEL_FILE, NmtModel
+from models.nmt.translate import ENGINES, DecodeOptions, load_translator
 from workflows.base import StageTask
 from workflows.config import AbsolutePath, config_from, paranmt, with_settings
-from workflows.ingest import IngestBitext, ReadsBitext, TranslatorChoice
+from workflows.ingest import IngestBitext, ReadsBitext
 
 SHARED_DATA = Path(os.environ.get("PARANMT_SHARED_DATA", "../shared/data"))
 WMT21 = SHARED_DATA / "csen" / "wmt21"
@@ -47,6 +48,30 @@ class UsesGpu:
 def without_empty(**values) -> dict:
     """Keyword arguments the user actually set: empty ones are left to the task's own config."""
     return {name: value for name, value in values.items() if value not in ("", None)}
+
+
+class TranslatorChoice(ReadsBitext):
+    """The parameters that choose the model of a translating stage: a published translator's
+    folder (``--translator``), or the project's own model (``nmt``: TrainTranslator's parameters)."""
+
+    translator = AbsolutePath(default="", description="A translator's folder: a Hugging Face Marian (OPUS-MT), M2M-100 or NLLB-200 model, a CTranslate2 model with its tokenizer, or a fairseq model folder (checkpoint, dictionaries, sentencepiece). Empty: the project's own cs→en model.")
+    nmt = luigi.DictParameter(default={}, description="TrainTranslator parameters (e.g. a given checkpoint, a preset).")
+
+    def model_task(self, engine: str) -> StageTask:
+        """The stage whose ``nmt.json`` ``engine`` loads: an imported published model, the converted
+        model for CTranslate2, the checkpoint for fairseq."""
+        if engine not in ENGINES:
+            raise InputError(f"unknown engine {engine!r}; choose one of {ENGINES}")
+        nmt = dict(self.nmt)
+        if self.translator:
+            if folders.translator_kind(self.translator) != "fairseq":
+                if engine != "ctranslate2":
+                    raise InputError(f"--translator {self.translator}: the {engine} engine takes fairseq models only; use --engine ctranslate2")
+                return ImportTranslator(translator=self.translator, source_language=self.source_language)
+            nmt["model_dir"] = self.translator
+        if engine == "ctranslate2":
+            return ConvertTranslator(**self.input_params(), nmt=nmt)
+        return TrainTranslator(**self.input_params(), **nmt)
 
 
 class WritesNmtModel(StageTask):
@@ -111,7 +136,7 @@ class TrainTranslator(UsesGpu, ReadsBitext, WritesNmtModel):
     dict_dir = AbsolutePath(default="", description="With checkpoint: the folder holding its dict.cs.txt and dict.en.txt.")
     spm_model = AbsolutePath(default="", description="With checkpoint: its sentencepiece model (the source one if not joint).")
     spm_target_model = AbsolutePath(default="", description="With checkpoint: the target sentencepiece model if not joint.")
-    model_dir = AbsolutePath(default="", description="A model folder from `python -m benchmarks gpu_run` (checkpoint in parts, dictionaries, sentencepiece): skip training and use it.")
+    model_dir = AbsolutePath(default="", description="A fairseq model folder: a TrainTranslator or ConvertTranslator output, or one from `python -m benchmarks gpu_run` (checkpoint in parts, dictionaries, sentencepiece): skip training and use it.")
 
     def requires(self):
         if self.checkpoint or self.model_dir:
@@ -128,7 +153,7 @@ class TrainTranslator(UsesGpu, ReadsBitext, WritesNmtModel):
     def input_files(self) -> list[str]:
         if self.model_dir:
             try:
-                return [str(path) for path in export.model_files(Path(self.model_dir))]
+                return [str(path) for path in folders.fairseq_files(Path(self.model_dir))]
             except InputError:
                 return []  # check_inputs reports it, in one line, before any work
         if not self.checkpoint:
@@ -139,7 +164,7 @@ class TrainTranslator(UsesGpu, ReadsBitext, WritesNmtModel):
         if self.model_dir and (self.checkpoint or self.dict_dir or self.spm_model or self.spm_target_model):
             raise InputError("give --model-dir or --checkpoint/--dict-dir/--spm-model, not both")
         if self.model_dir:
-            export.model_files(Path(self.model_dir))  # names what the folder lacks
+            folders.fairseq_files(Path(self.model_dir))  # names what the folder lacks
         super().check_inputs()
 
     def _given_dicts(self) -> list[str]:
@@ -196,19 +221,30 @@ class TrainTranslator(UsesGpu, ReadsBitext, WritesNmtModel):
         return {"given_checkpoint": self.checkpoint}
 
     def _use_exported(self, partial_dir: Path) -> dict:
-        """The folder's checkpoint rejoined into this stage's output, its dictionaries and
-        sentencepiece models copied beside it."""
-        folder = Path(self.model_dir)
-        checkpoint = export.join_checkpoint(folder, partial_dir / export.CHECKPOINT)
-        spm_source, spm_target = export.spm_models(folder)
-        _copied_model(partial_dir, str(checkpoint), [str(folder / name) for name in export.DICTIONARIES], str(spm_source), str(spm_target)).save(partial_dir)
-        self.progress(f"using the model in {folder}", 100)
-        return {"model_dir": str(folder), "checkpoint_parts": len(export.checkpoint_parts(folder))}
+        """The folder's model copied into this stage's output: a TrainTranslator or
+        ConvertTranslator output's checkpoint, or an exported folder's, rejoined; the dictionaries
+        and sentencepiece models beside it."""
+        given = Path(self.model_dir)
+        if (given / MODEL_FILE).is_file():
+            model = NmtModel.load(given)
+            checkpoint, dictionaries, spm_models = Path(model.checkpoint), folders.dictionaries(model), (model.spm_source, model.spm_target)
+            named = checkpoint
+        else:
+            checkpoint = export.join_checkpoint(given, partial_dir / export.CHECKPOINT)
+            dictionaries, spm_models = [given / name for name in export.DICTIONARIES], export.spm_models(given)
+            named = f"{given}/" + " + ".join(part.name for part in export.checkpoint_parts(given))
+        _copied_model(partial_dir, str(checkpoint), [str(path) for path in dictionaries], *map(str, spm_models), checkpoint_named=named).save(partial_dir)
+        self.progress(f"using the model in {given}", 100)
+        return {"model_dir": str(given), "checkpoint_parts": len(export.checkpoint_parts(given)) or 1}
 
 
-def _copied_model(partial_dir: Path, checkpoint: str, dictionaries: list[str], spm_source: str, spm_target: str) -> NmtModel:
-    """A given fairseq model's files copied into ``partial_dir`` (the checkpoint left where it is
-    when it is there already), as an NmtModel with paths relative to it."""
+def _copied_model(partial_dir: Path, checkpoint: str, dictionaries: list[str], spm_source: str, spm_target: str,
+                  checkpoint_named: Path | str = "") -> NmtModel:
+    """A given fairseq model's files, each read first by its library, copied into ``partial_dir``
+    (the checkpoint left where it is when it is there already), as an NmtModel with paths
+    relative to it; ``checkpoint_named``: the user's name for a checkpoint rejoined there."""
+    folders.check_fairseq(Path(checkpoint), [Path(path) for path in dictionaries], [Path(spm_source), Path(spm_target)], checkpoint_named)
+
     def copy(path: str, name: str) -> str:
         target = partial_dir / name
         if Path(path).resolve() != target.resolve():
@@ -255,20 +291,18 @@ class ImportTranslator(WritesNmtModel):
     quantization = ConvertTranslator.quantization
 
     def input_files(self) -> list[str]:
-        folder = Path(self.translator)
-        # hidden files aside (a download client's bookkeeping), as its identity and its copy leave them
-        return sorted(str(path) for path in folder.rglob("*") if path.is_file() and not any(part.startswith(".") for part in path.relative_to(folder).parts)) \
-            if folder.is_dir() else []
+        return [str(path) for path in folders.folder_files(Path(self.translator))]
 
     def check_inputs(self) -> None:
-        if published.translator_kind(self.translator) == "fairseq":
+        if folders.translator_kind(self.translator) == "fairseq":
             raise InputError(f"--translator {self.translator} is a fairseq model: TrainTranslator --model-dir takes it")
         super().check_inputs()
+        folders.check_published(Path(self.translator))
 
     def build(self, partial_dir: Path) -> dict:
         folder = Path(self.translator)
         tokenizer = published.load_tokenizer(folder)
-        if published.translator_kind(folder) == "huggingface":
+        if folders.translator_kind(folder) == "huggingface":
             config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
             self.progress(f"converting {published.describe(folder)} ({config['model_type']}) with CTranslate2 ({self.quantization})")
             ct2_dir = published.convert(folder, partial_dir / "ct2", self.quantization)

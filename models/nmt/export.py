@@ -17,7 +17,7 @@ import shutil
 from pathlib import Path
 
 from corpus.errors import InputError
-from models.nmt.translate import NmtModel
+from models.nmt.model import NmtModel
 
 PART_BYTES = 16 * 2**20
 CHECKPOINT = "checkpoint.pt"

@@ -1,13 +1,7 @@
 """Published translators (OPUS-MT/Marian, M2M-100, NLLB-200) as models the back-translation runs.
 
-A translator folder is one of:
-
-* a Hugging Face model folder (``config.json`` with ``model_type`` ``marian`` or ``m2m_100``, its
-  weights and its tokenizer's files): converted once with CTranslate2's own converter;
-* a CTranslate2 model folder (``model.bin``) holding its Hugging Face tokenizer's files too
-  (``ct2-transformers-converter --copy_files``): used as it is;
-* a fairseq model folder (``checkpoint.pt`` or its parts, dictionaries, sentencepiece models, as
-  ``python -m benchmarks gpu_run`` writes it): the project's own path (``TrainTranslator --model-dir``).
+A Hugging Face folder (models.nmt.folders says what a translator folder is) is converted once
+with CTranslate2's own converter; a CTranslate2 folder is used as it is.
 
 The model's own tokenizer (``transformers.AutoTokenizer``) cuts the text: Marian's source and
 target sentencepiece models, M2M-100's and NLLB-200's language tokens. What it adds around a
@@ -17,14 +11,13 @@ sentence is found by encoding with and without its special tokens, so every fami
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from corpus import languages
 from corpus.errors import InputError
-from models.nmt import export
 from models.nmt.devices import import_ctranslate2
+from models.nmt.folders import read_json
 
 FAMILIES = {"marian": "Marian (OPUS-MT)", "m2m_100": "M2M-100", "nllb": "NLLB-200"}
 TOKENIZER_DIR = "tokenizer"
@@ -33,42 +26,13 @@ DEFAULT_POSITIONS = 512
 _PROBE = "a b"
 
 
-def translator_kind(folder: str | Path) -> str:
-    """``huggingface``, ``ctranslate2`` or ``fairseq``: what a ``--translator`` folder holds; an
-    InputError saying what a translator folder must hold otherwise."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise InputError(f"--translator {folder}: not a folder (give the folder of a Hugging Face, CTranslate2 or fairseq model)")
-    if (folder / "model.bin").is_file():
-        return "ctranslate2"
-    config = folder / "config.json"
-    if config.is_file():
-        model_type = _read_json(config).get("model_type", "")
-        if model_type in ("marian", "m2m_100"):
-            return "huggingface"
-        raise InputError(f"--translator {folder}: a {model_type or 'unknown'} model; Marian (OPUS-MT), M2M-100 and NLLB-200 models are supported")
-    try:
-        export.model_files(folder)
-    except InputError:
-        raise InputError(f"--translator {folder}: holds no translator (a Hugging Face model's config.json, "
-                         "a CTranslate2 model.bin, or a fairseq checkpoint.pt with its dictionaries and sentencepiece model)") from None
-    return "fairseq"
-
-
-def _read_json(path: Path) -> dict:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise InputError(f"{path}: not readable JSON ({error})") from None
-
-
 def load_tokenizer(folder: str | Path):
     """The model's own Hugging Face tokenizer."""
     from transformers import AutoTokenizer
 
     try:
         return AutoTokenizer.from_pretrained(str(folder))
-    except (OSError, ValueError, TypeError) as error:
+    except (OSError, ValueError, TypeError, RuntimeError, KeyError) as error:
         raise InputError(f"{folder}: its tokenizer does not load ({str(error).splitlines()[0]}); "
                          "a translator folder needs its tokenizer's files (tokenizer_config.json, vocabularies)") from None
 
@@ -159,7 +123,7 @@ def describe(folder: Path) -> str:
     """The model's name as its files give it (the hub name it was saved from), else the folder's."""
     for name in ("config.json", "tokenizer_config.json"):
         path = folder / name
-        if path.is_file() and (given := _read_json(path).get("_name_or_path")) and not Path(given).is_absolute():
+        if path.is_file() and (given := read_json(path).get("_name_or_path")) and not Path(given).is_absolute():
             return str(given)
     return folder.name
 

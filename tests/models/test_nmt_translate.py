@@ -8,7 +8,8 @@ import torch
 from nmt_fixtures import EPOCHS_FIRST, EPOCHS_TOTAL, tiny_nmt_fixture, toy_pairs  # noqa: F401 - the tiny_nmt fixture
 
 from models.nmt import fairseq_train
-from models.nmt.translate import DecodeOptions, NmtModel, load_translator, token_batches
+from models.nmt.model import NmtModel
+from models.nmt.translate import DecodeOptions, load_translator, token_batches
 
 TIE = 2e-3  # score differences between the engines' float32 kernels stay well below this
 

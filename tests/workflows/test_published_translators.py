@@ -21,8 +21,9 @@ import schemas
 from corpus.errors import InputError
 from corpus.files import snapshot
 from corpus.inputs import resolve_inputs
-from models.nmt import published
-from models.nmt.translate import Ct2Translator, DecodeOptions, NmtModel
+from models.nmt import folders, published
+from models.nmt.model import NmtModel
+from models.nmt.translate import Ct2Translator, DecodeOptions
 from workflows import BackTranslate, CorpusStats
 from workflows.base import read_manifest
 from workflows.nmt import ImportTranslator
@@ -77,7 +78,7 @@ def test_a_ctranslate2_folder_with_its_tokenizer_translates_as_the_model_it_was_
     folder = tmp_path / "opus-mt-ct2"
     published.convert(hf_models["marian"], folder)
     published.load_tokenizer(hf_models["marian"]).save_pretrained(folder)  # ct2-transformers-converter --copy_files
-    assert published.translator_kind(folder) == "ctranslate2"
+    assert folders.translator_kind(folder) == "ctranslate2"
     texts = [de for de, _ in GERMAN]
     translations = []
     for model in (imported(folder), imported(hf_models["marian"])):
