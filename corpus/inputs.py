@@ -40,6 +40,7 @@ import stat
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
+from typing import BinaryIO
 
 import numpy as np
 
@@ -334,11 +335,19 @@ class LineIndex:
         return max(1, -(-self.lines // every))
 
 
+def _open_input(path: str) -> BinaryIO:
+    """An input file, opened for reading after it was resolved: InputError when it is gone since."""
+    try:
+        return open(path, "rb")  # noqa: SIM115 - the caller closes it
+    except OSError as error:
+        raise InputError(f"input {path} cannot be read: {error.strerror} (removed or changed while the run read it?)") from None
+
+
 def index_lines(path: str, every: int) -> LineIndex:
     """One pass over a file (decompressed, for gzip): its lines and where each run of ``every``
     lines starts. Lines are counted as read_lines cuts them (an unfinished last line counts); a
     damaged gzip file is counted to its damage (read_lines reads no further)."""
-    with open(path, "rb") as raw:
+    with _open_input(path) as raw:
         compressed = compression_of(path, raw.read(HEAD_BYTES)) == "gzip"
         raw.seek(0)
         if compressed:
@@ -364,11 +373,7 @@ def index_lines(path: str, every: int) -> LineIndex:
 def read_line_range(path: str, start: int, end: int | None) -> Iterator[bytes]:
     """The lines (without their LF) of a plain file's bytes ``start`` to ``end`` (None: to the end
     of the file), ``start`` being the first byte of a line (LineIndex.starts)."""
-    try:
-        raw = open(path, "rb")  # noqa: SIM115 - closed by the with below
-    except OSError as error:
-        raise InputError(f"input {path} cannot be read: {error.strerror} (removed or changed while the run read it?)") from None
-    with raw:
+    with _open_input(path) as raw:
         raw.seek(start)
         left = (end - start) if end is not None else None
 

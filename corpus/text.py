@@ -18,7 +18,8 @@ class PunctNormalizer:
 
     def __init__(self, lang: str):
         moses = MosesPunctNormalizer(lang=lang)
-        assert not (moses.pre_replace_unicode_punct or moses.post_remove_control_chars)
+        if moses.pre_replace_unicode_punct or moses.post_remove_control_chars:
+            raise NotImplementedError("sacremoses' optional unicode and control-character passes are not compiled here")
         self.substitutions = [(re.compile(pattern), substitution) for pattern, substitution in moses.substitutions]
 
     def normalize(self, text: str) -> str:

@@ -194,8 +194,13 @@ def shard_tables(fmt: RawFormat, unit: InputUnit, shard: Shard, lines: list[Iter
 def _duplicates(fmt: RawFormat, rows: pa.Table, repeated: Iterable[int], firsts: Iterable[int]) -> list[Reject]:
     sources, lines, raws = rows.column("source").to_pylist(), fmt.lines_of(rows), fmt.raw(rows)
     ids = rows.column("id")
-    return [Reject.of(sources[row], lines[row], "duplicate_id", f"id {ids[row].as_py()!r} already read from {sources[first]} line {lines[first]}", raws[row])
+    return [_duplicate_id(ids[row].as_py(), sources[row], lines[row], (sources[first], lines[first]), raws[row])
             for row, first in zip(repeated, firsts, strict=True)]
+
+
+def _duplicate_id(pair_id: str, source: str, line: int, first: tuple[str, int], raw: str) -> Reject:
+    """The reject of a row whose id the row at ``first`` (source, line) has already."""
+    return Reject.of(source, line, "duplicate_id", f"id {pair_id!r} already read from {first[0]} line {first[1]}", raw)
 
 
 def rejects_table(rejects: list[Reject], stage: str) -> pa.Table:
@@ -291,8 +296,7 @@ def remove_repeated_ids(fmt: RawFormat, data_dir: str, rejects_dir: str, number:
             dropped = table.filter(pa.array(_removed_rows(fmt, table, firsts)))
             for pair_id, source, line, raw in zip(dropped.column("id").to_pylist(), dropped.column("source").to_pylist(),
                                                   fmt.lines_of(dropped), fmt.raw(dropped), strict=True):
-                first_source, first_line = firsts[(source, line)]
-                rejects.append(Reject.of(source, line, "duplicate_id", f"id {pair_id!r} already read from {first_source} line {first_line}", raw))
+                rejects.append(_duplicate_id(pair_id, source, line, firsts[(source, line)], raw))
         write_part_atomically(rejects_table(rejects, fmt.stage), schemas.REJECTS, rejects_dir, number)
         removed = set(firsts)
     for path in candidates:
