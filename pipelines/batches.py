@@ -38,13 +38,20 @@ def partition_values(path: str) -> dict[str, int]:
 
 
 def iter_tables(path: str, columns: list[str] | None = None, batch_rows: int = BATCH_ROWS) -> Iterator[pa.Table]:
-    """A Parquet file as tables of at most ``batch_rows`` rows; hive partition keys from the
-    path are added as int8 columns when asked for in ``columns``."""
+    """A Parquet file as tables of at most ``batch_rows`` rows, with today's columns (a file
+    written by 0.3 is read whole and upgraded: ``schemas.upgraded``); hive partition keys from
+    the path are added as int8 columns when asked for in ``columns``."""
     partitions = partition_values(path)
     stored = None if columns is None else [c for c in columns if c not in partitions]
     with reading(path), FileSystems.open(path) as handle:
-        for batch in pq.ParquetFile(handle).iter_batches(batch_size=batch_rows, columns=stored):
+        parquet = pq.ParquetFile(handle)
+        names = parquet.schema_arrow.names
+        old = schemas.upgraded_names(names) != names
+        for batch in parquet.iter_batches(batch_size=batch_rows, columns=None if old else stored):
             table = pa.Table.from_batches([batch])
+            if old:
+                table = schemas.upgraded(table)
+                table = table if stored is None else table.select([c for c in stored if c in table.column_names])
             for name, value in partitions.items():
                 if columns is not None and name in columns:
                     table = table.append_column(name, pa.array(np.full(table.num_rows, value, dtype=np.int8)))
@@ -61,7 +68,7 @@ def with_pairs(scored_path: str, pairs_path: str, batch_rows: int = BATCH_ROWS) 
     the same number, holds the same rows in the same order (ScorePairs writes them so), so
     equal-sized batches of the two files line up; their ids are compared, so a shard scored from
     other pairs fails."""
-    pairs = (schemas.upgraded(table) for table in iter_tables(pairs_path, batch_rows=batch_rows))
+    pairs = iter_tables(pairs_path, batch_rows=batch_rows)
     for scored in iter_tables(scored_path, batch_rows=batch_rows):
         rows = next(pairs, None)
         if rows is None or not rows.column("id").equals(scored.column("id")):

@@ -8,6 +8,7 @@ import luigi
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from conftest import squeezed
 from luigi.cmdline_parser import CmdlineParser
@@ -20,7 +21,7 @@ from corpus.selection import Rules, Sample
 from corpus.text import english_tokens
 from corpus.tokenbatch import token_columns
 from pipelines.io import write_part
-from workflows import BuildParaNMT
+from workflows import BuildParaNMT, SelectTopHalf
 from workflows.base import read_manifest
 from workflows.config import config_from
 from workflows.corpus import (
@@ -45,9 +46,8 @@ def build(*tasks):
     assert luigi.build(list(tasks), local_scheduler=True, log_level="WARNING")
 
 
-@pytest.fixture
-def pairs_dir(tmp_path):
-    """400 pairs in 3 shards: translations are the reference with some words replaced."""
+def toy_pairs_table() -> pa.Table:
+    """400 pairs: translations are the reference with some words replaced."""
     rng = np.random.default_rng(0)
     n = 400
     references = [" ".join(rng.choice(WORDS, rng.integers(2, 40))) for _ in range(n)]
@@ -59,14 +59,40 @@ def pairs_dir(tmp_path):
     table = pa.table({
         "id": [f"{'news' if i % 3 else 'subtitlesM'}-b1-{i:05d}" for i in range(n)], "source": ["demo.gz"] * n,
         "domain": ["news" if i % 3 else "subtitlesM" for i in range(n)], "czeng_score": rng.random(n),
-        "pivot": ["cs"] * n, "foreign": ["věta"] * n, "reference": references, "translation": translations, "trans_score": -rng.random(n),
+        "pivot": ["cs"] * n, "foreign": [f"věta {i}" for i in range(n)], "reference": references, "translation": translations, "trans_score": -rng.random(n),
         "trans_n_tokens": np.full(n, 9, np.int32), "truncated": np.zeros(n, bool),
         **token_columns(english_tokens(references), english_tokens(translations)),
     })
-    shards = np.array([shard_of(i, 3) for i in table.column("id").to_pylist()])
-    for shard in range(3):
-        write_part(table.filter(pa.array(shards == shard)), schemas.PAIRS, str(tmp_path / "pairs"), shard)
+    return table
+
+
+def shards_of(table: pa.Table, count: int) -> list[pa.Table]:
+    shards = np.array([shard_of(i, count) for i in table.column("id").to_pylist()])
+    return [table.filter(pa.array(shards == shard)) for shard in range(count)]
+
+
+@pytest.fixture
+def pairs_dir(tmp_path):
+    """The toy pairs in 3 shards."""
+    for shard, part in enumerate(shards_of(toy_pairs_table(), 3)):
+        write_part(part, schemas.PAIRS, str(tmp_path / "pairs"), shard)
     return str(tmp_path / "pairs")
+
+
+# A pairs dataset as paranmt 0.3 wrote it (pairs/2): the foreign side named ``cs``, no ``pivot``.
+PAIRS_0_3 = pa.schema([pa.field("cs", pa.string(), nullable=False) if field.name == "foreign" else field
+                       for field in schemas.PAIRS if field.name != "pivot"], metadata={schemas.VERSION_KEY: b"pairs/2"})
+
+
+@pytest.fixture
+def pairs_dir_0_3(tmp_path):
+    """The toy pairs as 0.3 wrote them, in its files (part-NNNNN-<build>.parquet) and its schema."""
+    folder = tmp_path / "pairs-0.3"
+    folder.mkdir()
+    for shard, part in enumerate(shards_of(toy_pairs_table(), 3)):
+        old = part.rename_columns(["cs" if name == "foreign" else name for name in part.column_names]).select(PAIRS_0_3.names)
+        pq.write_table(old.cast(PAIRS_0_3), folder / f"part-{shard:05d}-0c3e5a7f.parquet")
+    return str(folder)
 
 
 @pytest.fixture
@@ -116,6 +142,20 @@ def test_score_rank_summarize_select_and_stats(luigi_workdir, pairs_dir, vectors
     assert table2["news"]["sentences"] + table2["subtitlesM"]["sentences"] == 400
     assert table2["(all)"]["length"]["mean"] == pytest.approx(corpus.reference_n_tokens.mean())
     assert "| Avg. IDF |" in squeezed((stats.output_dir / "stats.md").read_text())
+
+
+def test_a_pairs_dataset_written_by_0_3_is_read_as_today(luigi_workdir, pairs_dir, pairs_dir_0_3, vectors):
+    """--pairs naming a dataset 0.3 wrote, on disk: the stages that read it (the PP model's top
+    half, the scores, the corpus) read its ``cs`` as today's ``foreign`` of a Czech pivot, and
+    write what the same pairs written today give."""
+    outputs = {}
+    for name, pairs in (("0.3", pairs_dir_0_3), ("today", pairs_dir)):
+        top_half, corpus = SelectTopHalf(pairs=pairs), AssignDeciles(pairs=pairs, pp_vectors=vectors)
+        build(top_half, corpus)
+        outputs[name] = [pd.read_parquet(path).sort_values("id", ignore_index=True) for path in (top_half.output_dir / "pairs", corpus.corpus_dir())]
+    for old, today in zip(outputs["0.3"], outputs["today"], strict=True):
+        assert set(old["pivot"]) == {"cs"} and old["foreign"].str.startswith("věta ").all()
+        pd.testing.assert_frame_equal(old, today)  # the foreign sentences too, each with its pair
 
 
 def test_selection_parameters_keep_their_command_line_names():
