@@ -125,29 +125,44 @@ class TrainEncoder(StageTask):
         }
 
 
-@inherits(TrainEncoder)
-class EvaluateSTS(StageTask):
-    """STS 2012–2016 (required), STS 2017, STS-B and SICK (where present) for a trained
-    encoder: per-dataset and per-year Pearson/Spearman × 100, as report.json and report.md."""
+def load_on_device(encoder_dir: Path, device: str):
+    """The trained encoder in ``encoder_dir`` on ``device`` (``auto``: a GPU where torch finds one)."""
+    from models.encode import load_encoder
 
-    stage = "reports"
+    return load_encoder(encoder_dir, None if device == "auto" else device)
+
+
+class EvaluatesTrainedEncoder:
+    """A stage that evaluates the encoder TrainEncoder trains with the stage's parameters, with
+    one latest output per model (as the encoders have)."""
+
     latest_by = "model"
 
     def requires(self):
         return self.clone(TrainEncoder)
+
+    def trained_encoder(self):
+        return load_on_device(self.requires().output_dir, self.device)
+
+
+@inherits(TrainEncoder)
+class EvaluateSTS(EvaluatesTrainedEncoder, StageTask):
+    """STS 2012–2016 (required), STS 2017, STS-B and SICK (where present) for a trained
+    encoder: per-dataset and per-year Pearson/Spearman × 100, as report.json and report.md."""
+
+    stage = "reports"
 
     def input_files(self) -> list[str]:
         return sts_files()
 
     def build(self, partial_dir: Path) -> dict:
         from corpus.sts import sts_suite
-        from models.encode import load_encoder
         from models.evaluation import evaluate, sts_table
 
         datasets, absent = sts_suite(sts_root())  # MissingStsFiles names every absent test file
         encoder_dir = self.requires().output_dir
         self.progress(f"evaluating {encoder_dir} on {len(datasets)} STS datasets")
-        report = evaluate(load_encoder(encoder_dir, None if self.device == "auto" else self.device).encode, datasets, {"model": self.model, "encoder": in_workdir(encoder_dir), "absent": absent})
+        report = evaluate(self.trained_encoder().encode, datasets, {"model": self.model, "encoder": in_workdir(encoder_dir), "absent": absent})
         (partial_dir / "report.json").write_text(json.dumps(report.to_json(), indent=2) + "\n")
         (partial_dir / "report.md").write_text(f"{sts_table({self.model: report})}\n{report.to_markdown()}")
         return {"datasets": len(report.scores), "absent": absent, "sts_2012_2016_mean": report.to_json()["sts_2012_2016_mean"]}

@@ -49,7 +49,7 @@ from workflows.corpus import (
     TrainFilteredEncoder,
     TrainOnFiltered,
 )
-from workflows.encoders import EvaluateSTS, TrainEncoder, sts_files, sts_root
+from workflows.encoders import EvaluateSTS, TrainEncoder, load_on_device, sts_files, sts_root
 from workflows.ingest import demo_corpus
 from workflows.transfer import EvaluateTransfer, load_suite, transfer_files
 
@@ -270,13 +270,12 @@ class MegabatchAblation(OnTrainData, Experiment):
         return {**self.runs(), "probe": self.probe_encoder()}
 
     def report(self):
-        from models.encode import load_encoder
         from models.neighbours import negative_examples
         from models.trainer import read_pairs
         from reports.experiments import megabatch_report
 
         probe = self.probe_encoder()
-        encoder = load_encoder(probe.output_dir, None if self.device == "auto" else self.device)
+        encoder = load_on_device(probe.output_dir, self.device)
         self.progress(f"mining negatives with {probe.output_dir}")
         pairs = read_pairs(probe.training_data(), tuple(self.columns.split(",")))
         negatives = negative_examples(encoder.encode, pairs, self.sizes(), self.batch_size, self.probes, self.seed)

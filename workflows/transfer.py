@@ -19,7 +19,7 @@ from luigi.util import inherits
 from corpus.tables import markdown_table
 from workflows.base import StageTask
 from workflows.config import AbsolutePath
-from workflows.encoders import TrainEncoder, sts_root
+from workflows.encoders import EvaluatesTrainedEncoder, TrainEncoder, sts_root
 
 
 class transfer(luigi.Config):  # noqa: N801 - the luigi.cfg section name
@@ -102,27 +102,21 @@ def write_transfer_report(folder: Path, name: str, results: dict[str, dict], met
 
 
 @inherits(TrainEncoder)
-class EvaluateTransfer(StageTask):
+class EvaluateTransfer(EvaluatesTrainedEncoder, StageTask):
     """The nine Table 8 tasks for a trained encoder, with the paper's numbers for the same model:
     report.json (each task under its name) and report.md."""
 
     stage = "transfer"
-    latest_by = "model"
-
-    def requires(self):
-        return self.clone(TrainEncoder)
 
     def input_files(self) -> list[str]:
         return transfer_files()
 
     def build(self, partial_dir: Path) -> dict:
-        from models.encode import load_encoder
         from models.transfer import evaluate_transfer, paper_scores
 
         tasks = load_suite()  # MissingTransferFiles names every absent file
         encoder_dir = self.requires().output_dir
-        encoder = load_encoder(encoder_dir, None if self.device == "auto" else self.device)
-        results = evaluate_transfer(encoder.encode, tasks, progress=self.progress)
+        results = evaluate_transfer(self.trained_encoder().encode, tasks, progress=self.progress)
         paper = paper_scores(self.model, self.combine)
         write_transfer_report(partial_dir, self.model, results, {"model": self.model, "encoder": str(encoder_dir)}, paper)
         return {"tasks": len(results), "evaluated_on": {task: r["evaluated_on"] for task, r in results.items()}}
