@@ -35,7 +35,7 @@ def test_a_wrong_parameter_is_one_line_naming_it_and_exits_non_zero(tmp_path, ar
     assert "Traceback" not in output, output
     line = next(line for line in output.splitlines() if expected in line)
     assert [line for line in output.splitlines() if expected in line or "ERROR" in line or "WARNING" in line] == [line], output
-    assert expected in line[:120] and "(" not in line[line.rindex("["):], line  # the mistake first; the task by name only
+    assert expected in line[:120] and "=" not in line[line.rindex("["):], line  # the mistake first; the task by name, no parameter=value
 
 
 def test_a_number_below_its_minimum_is_refused_from_python_too():

@@ -152,7 +152,7 @@ def test_language_mistakes_are_one_line(tmp_path, hf_models):
         ImportTranslator(translator=str(tmp_path), source_language="de").check_inputs()
 
 
-def test_a_corpus_written_by_0_3_is_read_as_today(tmp_path):
+def test_the_columns_a_0_3_table_lacks_are_renamed_and_added():
     old = pd.DataFrame({"id": ["a"], "cs": ["Ahoj."], "reference": ["Hello."]})
     upgraded = schemas.upgraded(pa.Table.from_pandas(old, preserve_index=False))
     assert upgraded.column_names == ["id", "pivot", "foreign", "reference"]
