@@ -72,12 +72,15 @@ def run_beam(source: Path, out: Path, workers: int, shards: int) -> int:
     import apache_beam as beam
 
     from corpus.inputs import resolve_inputs
-    from pipelines.ingest import build_ingest
+    from corpus.readers import DEFAULT_MAX_LINE_BYTES
+    from pipelines.ingest import BITEXT_FORMAT
     from pipelines.io import dataset_rows
     from pipelines.options import pipeline_options
+    from pipelines.rawshards import DEFAULT_SHARD_ROWS, build_shard_writes, plan_shards
 
+    plan = plan_shards(resolve_inputs(str(source)), DEFAULT_SHARD_ROWS, shards)
     with beam.Pipeline(options=pipeline_options("DirectRunner", workers)) as pipeline:
-        build_ingest(pipeline, resolve_inputs(str(source)), str(out / "bitext"), str(out / "rejects"), shards)
+        build_shard_writes(pipeline, BITEXT_FORMAT, plan, str(out / "bitext"), str(out / "rejects"), DEFAULT_MAX_LINE_BYTES)
     return dataset_rows(str(out / "bitext"))
 
 
@@ -99,7 +102,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pairs", type=int, default=1_000_000)
     parser.add_argument("--workers", type=int, default=0, help="DirectRunner processes (0 = one per core)")
-    parser.add_argument("--shards", type=int, default=16)
+    parser.add_argument("--shards", type=int, default=0, help="about this many shards (0: shards of IngestBitext's default rows)")
     parser.add_argument("--measure", choices=["pyarrow", "python", "beam"], help=argparse.SUPPRESS)
     parser.add_argument("--source", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()

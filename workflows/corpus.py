@@ -35,11 +35,12 @@ from pipelines.release import import_release
 from pipelines.score import export_encoder_vectors, score_pairs, sha256_of
 from pipelines.select import select_top_half, select_training_set
 from pipelines.stats import write_corpus_stats
+from workflows.backtranslate import BackTranslate
 from workflows.base import StageTask, in_workdir, read_manifest
 from workflows.config import AbsolutePath, config_from, count_parameter, with_settings
 from workflows.encoders import EvaluateSTS, TrainEncoder
 from workflows.ingest import ReadsRawFiles
-from workflows.nmt import TranslatorChoice
+from workflows.nmt import TranslatorChoice, without_empty
 
 
 class ImportParaphrases(ReadsRawFiles):
@@ -86,9 +87,6 @@ class ReadsPairs(TranslatorChoice):
     def pairs_task(self) -> StageTask | None:
         """The stage that writes the pairs (None when --pairs names an existing dataset)."""
         if not self.pairs:
-            from workflows.backtranslate import BackTranslate  # the NMT stages load only when used
-            from workflows.nmt import without_empty
-
             return BackTranslate(**self.input_params(), translator=self.translator, nmt=self.nmt, **without_empty(engine=self.engine))
         if Path(self.pairs).is_dir():
             return None

@@ -206,4 +206,5 @@ def test_no_scheduler_at_the_address_is_one_line(tmp_path):
     output = done.stdout + done.stderr
     assert done.returncode == 40 and "Traceback" not in output and "NoneType" not in output, output
     [error] = [line for line in output.splitlines() if "ERROR" in line]
-    assert error.endswith(f"when connecting to remote scheduler 'http://127.0.0.1:{port}': is luigid running there? (--local-scheduler runs without it)")
+    mistake = f"when connecting to remote scheduler 'http://127.0.0.1:{port}': is luigid running there? (--local-scheduler runs without it)"
+    assert error.index(mistake) < 120 and error.endswith(f"{mistake} [Luigi unexpected framework error while scheduling IngestBitext]"), error
