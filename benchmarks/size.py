@@ -34,11 +34,20 @@ import subprocess
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
 
-from benchmarks.common import GLOVE, REPO, SHARED, machine, markdown_table, write_reference_pairs
+from benchmarks.common import (
+    GLOVE,
+    REPO,
+    SHARED,
+    local_dask_cluster,
+    machine,
+    markdown_table,
+    write_reference_pairs,
+)
 
 STAGES = {
     "release": [("import", ["ImportParaphrases", "--files", "{input}"]),
@@ -103,24 +112,27 @@ def tree_rss(process: psutil.Process) -> int:
     return total
 
 
-def run_sampled(command: list[str], cwd: Path, env: dict[str, str], every: float) -> tuple[float, int, int]:
-    """(wall seconds, peak tree memory in bytes, exit code) of a command."""
+def run_sampled(command: list[str], cwd: Path, env: dict[str, str], every: float,
+                workers: list[subprocess.Popen] = ()) -> tuple[float, int, list[int], int]:
+    """(wall seconds, peak tree memory of the command, peak tree memory of each of ``workers``
+    (a cluster's worker processes, started before), in bytes, exit code) of a command."""
     started = time.time()
     with open(cwd / "console.log", "ab") as log:
         process = subprocess.Popen(command, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
-        watched, peak, stop = psutil.Process(process.pid), 0, threading.Event()
+        watched = [psutil.Process(process.pid), *(psutil.Process(worker.pid) for worker in workers)]
+        peaks, stop = [0] * len(watched), threading.Event()
 
         def sample() -> None:
-            nonlocal peak
             while not stop.wait(every):
-                peak = max(peak, tree_rss(watched))
+                for index, member in enumerate(watched):
+                    peaks[index] = max(peaks[index], tree_rss(member))
 
         thread = threading.Thread(target=sample, daemon=True)
         thread.start()
         code = process.wait()
         stop.set()
         thread.join()
-    return time.time() - started, peak, code
+    return time.time() - started, peaks[0], peaks[1:], code
 
 
 def folder_bytes(folder: Path) -> int:
@@ -142,23 +154,55 @@ def export(ref: str, folder: Path) -> Path:
     return target
 
 
-def measure(kind: str, n: int, code: str, source: Path | None, data: Path, runs: Path, file_lines: int, every: float) -> list[list]:
-    """The table rows of one (format, size, code) run; the commands stop at the first failure."""
+@dataclass
+class Measured:
+    """One (format, size, code, runner) run: its table rows and its work directory."""
+
+    rows: list[list]
+    work: Path
+
+
+def measure(kind: str, n: int, code: str, source: Path | None, data: Path, runs: Path, file_lines: int, every: float,
+            dask_workers: int = 0) -> Measured:
+    """The table rows of one (format, size, code) run, on the DirectRunner or, with
+    ``dask_workers``, on a local dask.distributed cluster of that many one-thread worker processes
+    (started for the run; the peak memory of each worker is the largest of them, after a slash);
+    the commands stop at the first failure."""
     spec = generate(kind, n, data, file_lines)
-    folder = Path(tempfile.mkdtemp(prefix=f"{kind}-{n}-{code}-", dir=runs))
+    label = f"{code} on Dask ({dask_workers} workers)" if dask_workers else code
+    folder = Path(tempfile.mkdtemp(prefix=f"{kind}-{n}-{code}{'-dask' if dask_workers else ''}-", dir=runs))
     env = {**os.environ, "PYTHONPATH": str(source) if source else os.environ.get("PYTHONPATH", "")}
-    rows, total = [], 0.0
-    for stage, args in STAGES[kind]:
-        command = ["luigi", "--module", "workflows", *[arg.format(input=spec, vectors=GLOVE) for arg in args], "--local-scheduler"]
-        wall, peak, exit_code = run_sampled(command, folder, env, every)
-        seconds = stage_seconds(folder / "work", stage)
-        total += seconds or wall
-        rows.append([code, kind, f"{n:,}", stage, f"{seconds:.0f}" if seconds is not None else f"failed ({exit_code})",
-                     f"{wall:.0f}", f"{peak / 2**30:.2f}", f"{folder_bytes(folder / 'work') / 2**30:.2f}", f"{n / total:,.0f}"])
-        print(" | ".join(rows[-1]), flush=True)
-        if exit_code:
-            break
-    return rows
+    with local_dask_cluster(folder, dask_workers, {"PYTHONPATH": env["PYTHONPATH"] or str(REPO)}) if dask_workers else \
+            contextlib.nullcontext(("", [])) as (address, cluster):
+        runner = ["--paranmt-runner", "DaskRunner", "--paranmt-dask-scheduler", address] if dask_workers else []
+        rows, total = [], 0.0
+        for stage, args in STAGES[kind]:
+            command = ["luigi", "--module", "workflows", *[arg.format(input=spec, vectors=GLOVE) for arg in args], *runner, "--local-scheduler"]
+            wall, peak, worker_peaks, exit_code = run_sampled(command, folder, env, every, cluster[1:])
+            seconds = stage_seconds(folder / "work", stage)
+            total += seconds or wall
+            memory = f"{peak / 2**30:.2f}" + (f" / {max(worker_peaks) / 2**30:.2f}" if worker_peaks else "")
+            rows.append([label, kind, f"{n:,}", stage, f"{seconds:.0f}" if seconds is not None else f"failed ({exit_code})",
+                         f"{wall:.0f}", memory, f"{folder_bytes(folder / 'work') / 2**30:.2f}", f"{n / total:,.0f}"])
+            print(" | ".join(rows[-1]), flush=True)
+            if exit_code:
+                break
+    return Measured(rows, folder / "work")
+
+
+def same_corpus(first: Path, second: Path) -> str:
+    """Whether two work directories' corpora hold the same rows ('equal', or what differs)."""
+    import pandas as pd
+
+    def corpus(work: Path) -> pd.DataFrame:
+        frame = pd.read_parquet(work / "corpus" / "latest" / "corpus")
+        return frame.assign(decile_pp=frame.decile_pp.astype(int)).sort_values("id").reset_index(drop=True)[sorted(frame.columns)]
+
+    try:
+        pd.testing.assert_frame_equal(corpus(first), corpus(second))
+    except (AssertionError, OSError) as difference:
+        return f"not equal: {str(difference).splitlines()[0]}"
+    return "equal"
 
 
 def read_tables(paths: list[Path]) -> list[dict]:
@@ -169,7 +213,7 @@ def read_tables(paths: list[Path]) -> list[dict]:
             cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
             if len(cells) == 9 and cells[2].replace(",", "").isdigit() and line.startswith("|"):
                 rows.append({"code": cells[0], "stage": cells[3], "pairs": int(cells[2].replace(",", "")), "seconds": cells[4],
-                             "peak": float(cells[6]), "disk": float(cells[7])})
+                             "peak": float(cells[6].split("/")[0]), "disk": float(cells[7])})
     return rows
 
 
@@ -207,6 +251,8 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "paranmt-size", help="Where generated inputs are kept.")
     parser.add_argument("--file-lines", type=int, default=500_000, help="Lines per gzip file of the czeng format.")
     parser.add_argument("--every", type=float, default=1.0, help="Seconds between memory samples.")
+    parser.add_argument("--dask-workers", type=int, default=0, help="Also run each size on a local Dask cluster of this many worker processes, "
+                        "and compare its corpus with the DirectRunner's (0: no Dask run).")
     parser.add_argument("--plot", type=Path, help="Draw time and memory against size from the tables of --tables into this PNG, and stop.")
     parser.add_argument("--tables", type=Path, nargs="*", default=[], help="Saved outputs of earlier runs of this benchmark.")
     args = parser.parse_args()
@@ -219,14 +265,22 @@ def main() -> None:
     runs = Path(tempfile.mkdtemp(prefix="runs-", dir=args.data))
     sizes = [int(size) for size in args.sizes.split(",")]
     baseline_sizes = {int(size) for size in args.baseline_sizes.split(",")} if args.baseline else set()
-    rows = []
+    rows, verdicts = [], []
     for n in sizes:
         code = export(args.code, args.data) if args.code else None
-        rows += measure(args.format, n, args.code or "this", code, args.data, runs, args.file_lines, args.every)
+        direct = measure(args.format, n, args.code or "this", code, args.data, runs, args.file_lines, args.every)
+        rows += direct.rows
+        if args.dask_workers:
+            on_dask = measure(args.format, n, args.code or "this", code, args.data, runs, args.file_lines, args.every, args.dask_workers)
+            rows += on_dask.rows
+            if args.format == "release":
+                verdicts.append(f"{n:,} pairs: the corpus on Dask and on the DirectRunner: {same_corpus(direct.work, on_dask.work)}")
         if n in baseline_sizes:
-            rows += measure(args.format, n, args.baseline, export(args.baseline, args.data), args.data, runs, args.file_lines, args.every)
+            rows += measure(args.format, n, args.baseline, export(args.baseline, args.data), args.data, runs, args.file_lines, args.every).rows
     print(f"\n{machine()}; runs kept in {runs}\n")
-    print(markdown_table(["code", "format", "pairs", "stage", "stage s", "command wall s", "peak GiB (process tree)", "work dir GiB", "pairs/s so far"], rows))
+    print(markdown_table(["code", "format", "pairs", "stage", "stage s", "command wall s", "peak GiB (process tree / largest Dask worker)",
+                          "work dir GiB", "pairs/s so far"], rows))
+    print("\n".join(["", *verdicts]))
 
 
 if __name__ == "__main__":
