@@ -5,11 +5,12 @@ import gzip
 import pytest
 from sacremoses import MosesPunctNormalizer
 
-from corpus.text import PunctNormalizer
+from corpus.text import PunctNormalizer, required_text
 from workflows.ingest import demo_corpus
 
 TRICKY = ["„Ahoj,“ řekl.  ", "He said: «no» – twice…", "10 000,5 %", "a ,b", "( x )", "‘quoted’ ”odd“", "1st.\u00a0item",
-          "tab\there", "Mr. Smith's 3rd  -- of 5", "¿Qué?", "''double'' ``quotes``", "e.g.,x;y: z ! ?", ""]
+          "tab\there", "Mr. Smith's 3rd  -- of 5", "¿Qué?", "''double'' ``quotes``", "e.g.,x;y: z ! ?", "",
+          "nº\u00a05, 20\u00a0ºC, 3\u00a0cm\u00a0; ok\u00a0? «\u00a0oui\u00a0» 1\u00a0000", "\r\n(x) .", "a ´´b´´ ‚c‘ d’s", '"a".,']
 
 
 @pytest.mark.parametrize("lang", ["en", "cs", "de"])
@@ -19,3 +20,13 @@ def test_compiled_normalizer_gives_sacremoses_output(lang):
     reference, compiled = MosesPunctNormalizer(lang=lang), PunctNormalizer(lang)
     for sentence in TRICKY + sentences:
         assert compiled.normalize(sentence) == reference.normalize(sentence), sentence
+
+
+@pytest.mark.parametrize(("pattern", "required"), [
+    (" +", " "), (r"\) ([.!:?;,])", ") "), (r"(\d) %", " %"), ("([a-zA-Z])‘([a-zA-Z])", "‘"), ("nº\u00a0", "nº\u00a0"),
+    ("a|b", ""), ("(?i)abc", ""), ("x?y", "y"), ("(ab)+", ""),
+])
+def test_the_text_every_match_holds(pattern, required):
+    """A substitution is skipped on a sentence without it: it must be in every match (an
+    alternative, a case-blind pattern or an optional part has none)."""
+    assert required_text(pattern) == required
