@@ -120,7 +120,17 @@ def resolve_inputs(spec: str, source_language: str = languages.DEFAULT) -> list[
             if path:
                 _check_content(path)
     names = distinct_names(sorted({unit.path for unit in units}))
-    return sorted((replace(unit, name=names[unit.path]) for unit in units), key=lambda unit: (unit.path, unit.partner or ""))
+    partners: dict[str, list[str]] = {}
+    for unit in units:
+        partners.setdefault(unit.path, []).append(unit.partner or "")
+
+    def name_of(unit: InputUnit) -> str:
+        """The foreign file's name; with several references, joined to its partner's (their ids differ)."""
+        if len(partners[unit.path]) == 1:
+            return names[unit.path]
+        return f"{names[unit.path]}~{distinct_names(sorted(partners[unit.path]))[unit.partner]}"
+
+    return sorted((replace(unit, name=name_of(unit)) for unit in units), key=lambda unit: (unit.path, unit.partner or ""))
 
 
 def content_identity(value: str, read: list[str] | None = None) -> str:
@@ -193,14 +203,15 @@ def _regular_file(path: str) -> str:
 
 
 def _each_file_once(units: dict[InputUnit, str]) -> None:
-    """InputError for a file in two units, or on both sides of one (e.g. one Czech file with two
-    English partners): its lines would be read twice, under one source name and the same ids. An
-    English file that is the partner of several foreign files is their shared reference."""
+    """InputError for a file in two units, or on both sides of one: its lines would be read
+    twice, under one source name and the same ids. An English file that is the partner of
+    several foreign files is their shared reference; a foreign file with several English partners
+    (``src.cs::ref.A.en,src.cs::ref.B.en``) has several references, a pair for each."""
     owner: dict[str, InputUnit] = {}
     for unit in units:
-        if unit.path in owner:
+        if unit.path in owner and None in (unit.partner, owner[unit.path].partner):
             raise InputError(f"input {unit.path} is given twice ({_spec(owner[unit.path])} and {_spec(unit)}); give each file once")
-        owner[unit.path] = unit
+        owner.setdefault(unit.path, unit)
     for unit in units:
         if unit.partner in owner:
             raise InputError(f"input {unit.partner} is given twice ({_spec(owner[unit.partner])} and {_spec(unit)}); give each file once")

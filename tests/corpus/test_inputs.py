@@ -133,10 +133,27 @@ def test_an_english_file_without_its_czech_file_is_refused(tmp_path, spec):
 def test_a_file_read_as_two_different_inputs_is_refused(tmp_path):
     for name in ("src.cs", "ref.A.en", "ref.B.en"):
         (tmp_path / name).write_text("Věta.\n")
-    with pytest.raises(InputError, match="src.cs is given twice"):
-        resolve_inputs(f"{tmp_path}/src.cs::{tmp_path}/ref.A.en,{tmp_path}/src.cs::{tmp_path}/ref.B.en")
     with pytest.raises(InputError, match="ref.A.en is given twice"):
         resolve_inputs(f"{tmp_path}/ref.A.en::{tmp_path}/ref.A.en")
+    with pytest.raises(InputError, match="src.cs is given twice"):
+        resolve_inputs(f"{tmp_path}/src.cs::{tmp_path}/ref.A.en,{tmp_path}/src.cs::{tmp_path}/src.cs")
+    with pytest.raises(InputError, match="src.cs is given twice"):  # a foreign file, and another's partner
+        resolve_inputs(f"{tmp_path}/src.cs::{tmp_path}/ref.B.en,{tmp_path}/ref.A.en::{tmp_path}/src.cs")
+
+
+def test_a_foreign_file_with_two_references_gives_a_pair_for_each(tmp_path):
+    """WMT's two references of one source: each (source, reference) is an input of its own,
+    with ids of its own; the lines are read once per reference."""
+    (tmp_path / "src.cs").write_text("Věta jedna.\nVěta dvě.\n")
+    (tmp_path / "ref.A.en").write_text("Sentence one.\nSentence two.\n")
+    (tmp_path / "ref.B.en").write_text("First sentence.\nSecond sentence.\n")
+    units = resolve_inputs(f"{tmp_path}/src.cs::{tmp_path}/ref.A.en,{tmp_path}/src.cs::{tmp_path}/ref.B.en")
+    assert [unit.source for unit in units] == ["src.cs~ref.A.en", "src.cs~ref.B.en"]
+    records = [item for unit in units for item in read_unit(BITEXT_FORMAT, unit, 10_000)]
+    assert [(r.id, r.foreign, r.en) for r in records] == [
+        ("src.cs~ref.A.cs-000000001", "Věta jedna.", "Sentence one."), ("src.cs~ref.A.cs-000000002", "Věta dvě.", "Sentence two."),
+        ("src.cs~ref.B.cs-000000001", "Věta jedna.", "First sentence."), ("src.cs~ref.B.cs-000000002", "Věta dvě.", "Second sentence.")]
+    assert {r.domain for r in records} == {"src"}
 
 
 def test_an_existing_name_is_that_file_and_only_an_absent_one_is_a_glob(tmp_path):
