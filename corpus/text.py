@@ -55,10 +55,30 @@ class PunctNormalizer:
         return text.strip()
 
 
+class Tokenizer(MosesTokenizer):
+    """sacremoses' ``MosesTokenizer``, its character-class tests on sets made once: sacremoses makes
+    a set of its 2,253 lower-case (10,862 alphabetic) characters on every call, that is for every
+    token that ends with a period and is not the sentence's last ("Mr.", "No.", a period followed
+    by a bracket): 0.2 ms each, which doubled the time of such sentences. Its prefix lists are
+    only looked up, so they become sets too. Same tokens."""
+
+    def __init__(self, lang: str):
+        super().__init__(lang=lang)
+        self._lower, self._alphabetic = frozenset(self.IsLower), frozenset(self.IsAlpha)
+        self.NONBREAKING_PREFIXES = frozenset(self.NONBREAKING_PREFIXES)
+        self.NUMERIC_ONLY_PREFIXES = frozenset(self.NUMERIC_ONLY_PREFIXES)
+
+    def islower(self, text: str) -> bool:
+        return self._lower.issuperset(text)
+
+    def isanyalpha(self, text: str) -> bool:
+        return not self._alphabetic.isdisjoint(text)
+
+
 @lru_cache(maxsize=8)
-def _moses(lang: str) -> tuple[PunctNormalizer, MosesTokenizer]:
+def _moses(lang: str) -> tuple[PunctNormalizer, Tokenizer]:
     # Building these compiles many regexes; one pair per language per process.
-    return PunctNormalizer(lang), MosesTokenizer(lang=lang)
+    return PunctNormalizer(lang), Tokenizer(lang)
 
 
 def tokenize(text: str, lang: str, lowercase: bool = False) -> list[str]:
