@@ -178,7 +178,7 @@ def measure(kind: str, n: int, code: str, source: Path | None, data: Path, runs:
         rows, total = [], 0.0
         for stage, args in STAGES[kind]:
             command = ["luigi", "--module", "workflows", *[arg.format(input=spec, vectors=GLOVE) for arg in args], *runner, "--local-scheduler"]
-            wall, peak, worker_peaks, exit_code = run_sampled(command, folder, env, every, cluster[1:])
+            wall, peak, worker_peaks, exit_code = run_sampled(command, folder, env, every, cluster[1:])  # [0]: the scheduler
             seconds = stage_seconds(folder / "work", stage)
             total += seconds or wall
             memory = f"{peak / 2**30:.2f}" + (f" / {max(worker_peaks) / 2**30:.2f}" if worker_peaks else "")

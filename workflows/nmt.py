@@ -228,14 +228,15 @@ class TrainTranslator(UsesGpu, ReadsBitext, WritesNmtModel):
         if (given / MODEL_FILE).is_file():
             model = NmtModel.load(given)
             checkpoint, dictionaries, spm_models = Path(model.checkpoint), folders.dictionaries(model), (model.spm_source, model.spm_target)
-            named = checkpoint
+            parts = [checkpoint]
         else:
             checkpoint = export.join_checkpoint(given, partial_dir / export.CHECKPOINT)
             dictionaries, spm_models = [given / name for name in export.DICTIONARIES], export.spm_models(given)
-            named = f"{given}/" + " + ".join(part.name for part in export.checkpoint_parts(given))
+            parts = export.checkpoint_parts(given)
+        named = f"{parts[0].parent}/" + " + ".join(part.name for part in parts)
         _copied_model(partial_dir, str(checkpoint), [str(path) for path in dictionaries], *map(str, spm_models), checkpoint_named=named).save(partial_dir)
         self.progress(f"using the model in {given}", 100)
-        return {"model_dir": str(given), "checkpoint_parts": len(export.checkpoint_parts(given)) or 1}
+        return {"model_dir": str(given), "checkpoint_parts": len(parts)}
 
 
 def _copied_model(partial_dir: Path, checkpoint: str, dictionaries: list[str], spm_source: str, spm_target: str,
