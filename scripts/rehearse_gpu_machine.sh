@@ -39,11 +39,12 @@ cache=${XDG_CACHE_HOME:-$HOME/.cache}/paranmt-kit
 image=$cache/gpu-image-py3.12
 kit_options=(--python 3.12 --have @configs/gpu-machine-have.txt --without ctranslate2)
 
-# The image's requirements: each assumed distribution at the version the list gives, and the
-# build tools the image has (fairseq-fixed's sdist compiles with them where its wheel fails).
+# The image's requirements: each assumed distribution at the version the list gives, the build
+# tools the image has (fairseq-fixed's sdist compiles with them where its wheel fails), and psutil,
+# which benchmarks/gpu_run.py imports (it stops what it started) and the GPU machine has.
 image_requirements() {
   local name version
-  for name in $(cat "$1") setuptools wheel cython; do
+  for name in $(cat "$1") setuptools wheel cython psutil; do
     version=$(grep -i -m 1 -E "^${name//[-_.]/[-_.]}==" configs/gpu-machine-have.txt | cut -d= -f3 || true)
     echo "$name${version:+==$version}"
   done | sort -u
