@@ -359,12 +359,13 @@ def training_summary(task) -> dict:
     training time (its extra state)."""
     import torch
 
+    from models.nmt.export import tied_again
     from models.nmt.model import NmtModel
 
     state = torch.load(NmtModel.load(task.output_dir).checkpoint, map_location="cpu", weights_only=False, mmap=True)
     config, extra = state["cfg"]["model"], state["extra_state"]
     return {"arch": f"{config.encoder_layers}+{config.decoder_layers} layers, width {config.encoder_embed_dim}",
-            "parameters": sum({value.untyped_storage().data_ptr(): value.numel() for value in state["model"].values()}.values()),
+            "parameters": sum({id(value): value.numel() for value in tied_again(state["model"]).values()}.values()),
             "updates": state["optimizer_history"][-1]["num_updates"], "epoch": extra["train_iterator"]["epoch"],
             "valid_loss": extra.get("val_loss"), "training_seconds": extra.get("previous_training_time", 0.0)}
 

@@ -25,6 +25,24 @@ DICTIONARIES = ("dict.cs.txt", "dict.en.txt")
 JOINT_SPM, SPM_BY_LANGUAGE = "spm.model", ("spm.cs.model", "spm.en.model")
 
 
+def tied_again(weights: dict) -> dict:
+    """``weights`` with equal tensors made one tensor. Tied embeddings share one tensor in a
+    checkpoint saved on the CPU, but one saved from a GPU holds each as its own copy (fairseq
+    moves the weights to the CPU one by one: 38.6 MiB in float16 instead of 23 for the `fast`
+    model, and its weights counted 20.2M instead of 12.0M)."""
+    kept: dict[tuple, list] = {}  # by shape, type and first values: the few tensors that may be equal
+
+    def one(value):
+        alike = kept.setdefault((tuple(value.shape), value.dtype, tuple(value.flatten()[:16].tolist())), [])
+        for other in alike:
+            if other.equal(value):
+                return other
+        alike.append(value)
+        return value
+
+    return {name: one(value) for name, value in weights.items()}
+
+
 def slim_checkpoint(checkpoint: str | Path) -> bytes:
     """The checkpoint's bytes with its weights in float16 and no optimizer state (fairseq and
     CTranslate2 load it as they load the original: the weights are cast back when loaded)."""
@@ -32,14 +50,9 @@ def slim_checkpoint(checkpoint: str | Path) -> bytes:
     import torch
 
     state = torch.load(checkpoint, map_location="cpu", weights_only=False)
-    halves: dict[int, torch.Tensor] = {}  # by storage: tied embeddings stay one tensor, saved once
-
-    def half(value: torch.Tensor) -> torch.Tensor:
-        if not value.is_floating_point():
-            return value
-        return halves.setdefault(value.untyped_storage().data_ptr(), value.half())
-
-    state["model"] = {name: half(value) for name, value in state["model"].items()}
+    weights = tied_again(state["model"])
+    halves = {id(value): value.half() for value in weights.values() if value.is_floating_point()}
+    state["model"] = {name: halves.get(id(value), value) for name, value in weights.items()}
     state["last_optimizer_state"] = None
     buffer = io.BytesIO()
     torch.save(state, buffer)

@@ -22,7 +22,7 @@ from corpus.settings import setting
 SOURCE_LANG, TARGET_LANG = "cs", "en"
 
 _COMMON = [
-    "--optimizer", "adam", "--adam-betas", "(0.9, 0.98)", "--clip-norm", "0.0",
+    "--optimizer", "adam", "--adam-betas", "(0.9, 0.98)",
     "--lr-scheduler", "inverse_sqrt", "--weight-decay", "0.0001",
     "--criterion", "label_smoothed_cross_entropy", "--label-smoothing", "0.1",
 ]
@@ -31,7 +31,9 @@ _COMMON = [
 # seconds); `fast` is the most BLEU in a few minutes of one GPU on ~100k pairs (csen-more: a
 # 256-wide model with a 6-layer encoder and a 3-layer decoder, ~12M weights with a 16k joint
 # vocabulary, so its float16 checkpoint is 23 MiB and beam search is fast; a high learning rate
-# after a short warm-up and large batches, since it trains for ~2,000 updates, not 60 epochs);
+# after a short warm-up and large batches, since it trains for ~2,000 updates, not 60 epochs;
+# layer norm before each sublayer and gradients clipped at 1.0, which held that learning rate
+# better than the usual post-norm model on an H200: docs/2026-11-27-gpu-run-h200.md);
 # `small` is the usual model for ~100k-pair corpora (csen-more) on one GPU; `base` and
 # `big` are Vaswani et al.'s models for CzEng-sized data. Every preset stops: after its epochs, or
 # earlier when the validation loss stops improving (--patience).
@@ -49,9 +51,10 @@ PRESETS: dict[str, dict] = {
         "arch": ["--arch", "transformer", "--encoder-layers", "6", "--decoder-layers", "3",
                  "--encoder-embed-dim", "256", "--decoder-embed-dim", "256",
                  "--encoder-ffn-embed-dim", "1024", "--decoder-ffn-embed-dim", "1024",
-                 "--encoder-attention-heads", "4", "--decoder-attention-heads", "4"],
+                 "--encoder-attention-heads", "4", "--decoder-attention-heads", "4",
+                 "--encoder-normalize-before", "--decoder-normalize-before"],
         "lr": 2e-3, "warmup_updates": 300, "dropout": 0.1, "max_tokens": 16384, "max_epoch": 60,
-        "max_positions": 512, "threads": 0,
+        "max_positions": 512, "threads": 0, "clip_norm": 1.0,
     },
     "small": {
         "arch": ["--arch", "transformer_iwslt_de_en"],
@@ -123,6 +126,7 @@ class TrainConfig:
         args = [
             *PRESETS[self.preset]["arch"], *_COMMON,
             "--lr", str(self.value("lr")), "--warmup-updates", str(self.value("warmup_updates")),
+            "--clip-norm", str(PRESETS[self.preset].get("clip_norm", 0.0)),
             "--warmup-init-lr", "1e-07", "--dropout", str(self.value("dropout")),
             "--max-tokens", str(self.value("max_tokens")), "--seed", str(self.seed),
             "--max-source-positions", str(self.max_positions),

@@ -1,5 +1,6 @@
 """The trained toy model: resumed training, both engines, the score definition, the source rules."""
 
+import io
 import json
 
 import numpy as np
@@ -7,7 +8,7 @@ import pytest
 import torch
 from nmt_fixtures import EPOCHS_FIRST, EPOCHS_TOTAL, tiny_nmt_fixture, toy_pairs  # noqa: F401 - the tiny_nmt fixture
 
-from models.nmt import fairseq_train
+from models.nmt import convert, export, fairseq_train
 from models.nmt.model import NmtModel
 from models.nmt.translate import DecodeOptions, load_translator, token_batches
 
@@ -57,6 +58,23 @@ def test_ctranslate2_and_fairseq_pick_the_same_hypothesis_with_the_same_score(ti
         assert abs(a.score - b.score) < TIE
         if a.text == b.text:
             assert a.n_tokens == b.n_tokens
+
+
+def test_a_pre_norm_model_like_the_fast_preset_converts_and_both_engines_agree(tiny_nmt, test_sentences, tmp_path):
+    """The `fast` preset puts layer norm before each sublayer; CTranslate2's converter must carry
+    that over (a post-norm conversion of it would translate differently)."""
+    assert "--encoder-normalize-before" in fairseq_train.PRESETS["fast"]["arch"]
+    config = fairseq_train.TrainConfig(preset="tiny", max_epoch=3, lr=3e-3, warmup_updates=30, save_interval_updates=0,
+                                       extra_args="--encoder-normalize-before --decoder-normalize-before")
+    checkpoint = fairseq_train.train(tiny_nmt.root / "data-bin", tmp_path / "checkpoints", config, True)
+    assert torch.load(checkpoint, weights_only=False)["cfg"]["model"].encoder_normalize_before
+    convert.convert(str(checkpoint), str(tiny_nmt.root / "data-bin"), tmp_path / "ct2")
+    model = NmtModel(str(checkpoint), tiny_nmt.model.data_dir, tiny_nmt.model.spm_source, tiny_nmt.model.spm_target,
+                     *fairseq_train.model_positions(str(checkpoint)), str(tmp_path / "ct2"))
+    ct2 = load_translator(model, "ctranslate2").translate(test_sentences[:40])
+    fairseq = load_translator(model, "fairseq").translate(test_sentences[:40])
+    assert np.mean([a.text == b.text for a, b in zip(ct2, fairseq, strict=True)]) >= 0.95
+    assert all(abs(a.score - b.score) < TIE for a, b in zip(ct2, fairseq, strict=True))
 
 
 def test_score_is_the_mean_log_probability_per_token_with_end_of_sentence(tiny_nmt, test_sentences):
@@ -127,3 +145,20 @@ def test_nmt_json_names_files_in_the_work_directory_relative_to_itself(tmp_path)
     work.rename(moved)
     loaded = NmtModel.load(moved / "nmt-ct2" / "b")  # read where the work directory is now
     assert (loaded.checkpoint, loaded.spm_target, loaded.ct2_dir) == (str(given), str(moved.resolve() / "nmt-spm/a/spm.model"), str(moved.resolve() / "nmt-ct2/b/ct2"))
+
+
+def test_export_saves_tied_embeddings_once_even_when_the_checkpoint_holds_copies(tiny_nmt, tmp_path):
+    """A checkpoint saved from a GPU holds each tied embedding as its own copy (fairseq moves the
+    weights to the CPU one by one); the float16 export ties them again, with the same values."""
+    state = torch.load(tiny_nmt.model.checkpoint, weights_only=False)
+    tied = ["encoder.embed_tokens.weight", "decoder.embed_tokens.weight", "decoder.output_projection.weight"]
+    assert len({state["model"][name].untyped_storage().data_ptr() for name in tied}) == 1
+    state["model"] = {name: value.clone() for name, value in state["model"].items()}
+    torch.save(state, tmp_path / "copies.pt")
+    shared, copies = export.slim_checkpoint(tiny_nmt.model.checkpoint), export.slim_checkpoint(tmp_path / "copies.pt")
+    assert len(copies) == len(shared)
+    weights = torch.load(io.BytesIO(copies), weights_only=False)["model"]
+    assert len({weights[name].untyped_storage().data_ptr() for name in tied}) == 1
+    original = torch.load(tiny_nmt.model.checkpoint, weights_only=False)["model"]
+    assert weights.keys() == original.keys()
+    assert all(torch.equal(weights[name], original[name].half()) for name in original)
