@@ -139,6 +139,11 @@ class HfCodec:
         ids = self.tokenizer(texts, add_special_tokens=False).input_ids
         return [self.tokenizer.convert_ids_to_tokens(row) for row in ids]
 
+    def encode_target(self, texts: list[str]) -> list[list[str]]:
+        """Target text as the model's target tokenizer cuts it (Marian's has its own vocabulary)."""
+        ids = self.tokenizer(text_target=texts, add_special_tokens=False).input_ids
+        return [self.tokenizer.convert_ids_to_tokens(row) for row in ids]
+
     def decode(self, pieces: list[list[str]]) -> list[str]:
         ids = [self.tokenizer.convert_tokens_to_ids(row) for row in pieces]
         return self.tokenizer.batch_decode(ids, skip_special_tokens=True)

@@ -66,6 +66,9 @@ class Codec:
     def encode(self, texts: list[str]) -> list[list[str]]:
         return self.source.encode(texts, out_type=str)
 
+    def encode_target(self, texts: list[str]) -> list[list[str]]:
+        return self.target.encode(texts, out_type=str)
+
     def decode(self, pieces: list[list[str]]) -> list[str]:
         return self.target.decode(pieces)
 

@@ -143,6 +143,34 @@ class Translator(ABC):
                 bar.update(min(chunk_size, len(texts) - start))
         return results
 
+    def score(self, texts: list[str], translations: list[str], pivots: list[str] | None = None) -> list[Hypothesis | None]:
+        """Each translation made elsewhere scored by forced decoding, as the model's own would be:
+        the mean log-probability of its pieces and end-of-sentence given the source (None where the
+        source or the translation has no piece). Sources and translations longer than the model's
+        positions are truncated and flagged."""
+        model = self.model
+        first = next(iter(model.source_prefixes), "")
+        pieces, targets = self.codec.encode(texts), self.codec.encode_target(translations)
+        truncated = [len(p) > self.max_source_tokens or len(t) > self.max_target_tokens for p, t in zip(pieces, targets, strict=True)]
+        sources = [[*model.source_prefix(pivot), *p[: self.max_source_tokens], *model.source_suffix] if p else []
+                   for p, pivot in zip(pieces, pivots or [first] * len(texts), strict=True)]
+        targets = [t[: self.max_target_tokens] for t in targets]
+        order = sorted((i for i in range(len(texts)) if sources[i] and targets[i]),
+                       key=lambda i: (max(len(sources[i]), len(targets[i])), i))
+        results: list[Hypothesis | None] = [None] * len(texts)
+        lengths = [max(len(sources[i]), len(targets[i])) for i in order]
+        for batch in token_batches(lengths, self.batch_tokens * self.options.beam_size):
+            indices = order[batch]
+            scores = self.force([sources[i] for i in indices], [targets[i] for i in indices])
+            for i, score in zip(indices, scores, strict=True):
+                results[i] = Hypothesis(translations[i], score, len(targets[i]) + 1, truncated[i])
+        return results
+
+    @abstractmethod
+    def force(self, sources: list[list[str]], targets: list[list[str]]) -> list[float]:
+        """Forced decoding of a batch: each target's mean log-probability per piece,
+        end-of-sentence included (the target prefix of a published model left out)."""
+
     @abstractmethod
     def submit(self, batch: list[list[str]], max_len: int) -> Callable[[], list[tuple[list[str], float]]]:
         """Start beam-searching a batch of sources (pieces, with the special tokens a published
@@ -182,6 +210,11 @@ class Ct2Translator(Translator):
             return_end_token=True, max_input_length=0, max_decoding_length=len(model.target_prefix) + max_len + 1, asynchronous=True,
         )
         return lambda: self._best(batch, [result.result() for result in pending], max_len)
+
+    def force(self, sources, targets):
+        skip = len(self.model.target_prefix)
+        scored = self.translator.score_batch(sources, [[*self.model.target_prefix, *target] for target in targets])
+        return [float(np.mean(result.log_probs[skip:])) for result in scored]
 
     def _best(self, sources, results, max_len):
         """Each source's best hypothesis (the target prefix, a published model's language token,
@@ -244,6 +277,25 @@ class FairseqTranslator(Translator):
         with self._generating:  # one generation at a time: the hub's batch size is set per call
             decoded = self._generate(batch, max_len)
         return lambda: decoded
+
+    def force(self, sources, targets):
+        import torch
+        from fairseq.data import data_utils
+
+        model = self.hub.models[0]
+        pad, eos = self.target_dictionary.pad(), self.target_dictionary.eos()
+        encode = lambda dictionary, pieces: dictionary.encode_line(" ".join(pieces), add_if_not_exist=False, append_eos=True).long()  # noqa: E731
+        source = [encode(self.source_dictionary, pieces) for pieces in sources]
+        target = [encode(self.target_dictionary, pieces) for pieces in targets]
+        device = next(model.parameters()).device
+        with self._generating, torch.no_grad():
+            output = model(data_utils.collate_tokens(source, pad, eos, left_pad=True).to(device),
+                           torch.tensor([len(tokens) for tokens in source], device=device),
+                           data_utils.collate_tokens(target, pad, eos, left_pad=False, move_eos_to_beginning=True).to(device))
+            log_probs = model.get_normalized_probs(output, log_probs=True).float()
+            gold = data_utils.collate_tokens(target, pad, eos, left_pad=False).to(device)
+            picked = log_probs.gather(-1, gold.unsqueeze(-1)).squeeze(-1).masked_fill(gold == pad, 0.0)
+            return (picked.sum(-1) / (gold != pad).sum(-1)).tolist()
 
     def _generate(self, batch, max_len):
         tokens = [

@@ -77,6 +77,26 @@ def test_a_pre_norm_model_like_the_fast_preset_converts_and_both_engines_agree(t
     assert all(abs(a.score - b.score) < TIE for a, b in zip(ct2, fairseq, strict=True))
 
 
+@pytest.mark.parametrize("engine", ["ctranslate2", "fairseq"])
+def test_forced_decoding_gives_a_models_own_translation_its_beam_score(tiny_nmt, test_sentences, engine):
+    """A translation made elsewhere is scored as the model's own would be: scoring the model's
+    own best hypotheses by forced decoding gives their beam scores back; another sentence scores
+    lower; sources or translations without a piece get None."""
+    translator = load_translator(tiny_nmt.model, engine)
+    own = translator.translate(test_sentences)
+    forced = translator.score(test_sentences, [h.text for h in own])
+    assert all(abs(f.score - h.score) < TIE and f.n_tokens == h.n_tokens for f, h in zip(forced, own, strict=True))
+    shifted = translator.score(test_sentences, [h.text for h in own[1:] + own[:1]])
+    assert np.mean([s.score < h.score for s, h in zip(shifted, own, strict=True)]) >= 0.95
+    assert translator.score(["", test_sentences[0]], [own[0].text, ""]) == [None, None]
+
+
+def test_both_engines_score_a_translation_alike(tiny_nmt, test_sentences):
+    translations = [en for _, en in toy_pairs(len(test_sentences), seed=9)]
+    ct2, fairseq = (load_translator(tiny_nmt.model, engine).score(test_sentences, translations) for engine in ("ctranslate2", "fairseq"))
+    assert all(abs(a.score - b.score) < TIE for a, b in zip(ct2, fairseq, strict=True))
+
+
 def test_score_is_the_mean_log_probability_per_token_with_end_of_sentence(tiny_nmt, test_sentences):
     translator = load_translator(tiny_nmt.model, "ctranslate2")
     hypotheses = translator.translate(test_sentences[:20])
