@@ -34,6 +34,7 @@ them with :func:`read_lines`, so each rule here holds for every input:
 from __future__ import annotations
 
 import glob
+import itertools
 import os
 import re
 import stat
@@ -51,6 +52,7 @@ from corpus.readers import (
     InputUnit,
     Reject,
     aligned_partner,
+    decode_line,
     distinct_names,
     parse_input_spec,
 )
@@ -146,10 +148,13 @@ def content_identity(value: str, read: list[str] | None = None) -> str:
         items = parse_input_spec(value)
     except InputError:
         return value
+    def named_by(pattern: str) -> list[str]:
+        return [pattern] if os.path.lexists(pattern) else sorted(glob.glob(pattern, recursive=True)) or [pattern]
+
     named: set[tuple[str, str | None]] = set()
-    for pattern, partner in items:
-        for path in [pattern] if os.path.lexists(pattern) else sorted(glob.glob(pattern, recursive=True)) or [pattern]:
-            named.add((os.path.realpath(path), os.path.realpath(partner) if partner else None))
+    for pattern, partner in items:  # a partner may be a glob too (--translations: one file per system)
+        for path in named_by(pattern):
+            named.update((os.path.realpath(path), os.path.realpath(other) if other else None) for other in (named_by(partner) if partner else [None]))
     names = distinct_names(sorted({path for path, _ in named}))
     return ",".join(sorted(_named_contents(names[path], path, read) + (f"::{_named_contents(os.path.basename(partner), partner)}" if partner else "")
                            for path, partner in named))
@@ -398,3 +403,70 @@ def read_line_range(path: str, start: int, end: int | None) -> Iterator[bytes]:
                 yield block, True
 
         yield from _lines(blocks(), lambda number, line: line)
+
+
+# Lines per run of a translation file's index: a worker enters the file at the run holding the
+# first line it needs.
+TRANSLATION_RUN_LINES = 10_000
+
+
+@dataclass(frozen=True)
+class TranslationFile:
+    """A file of translations made elsewhere: its line i translates line i of ``foreign``, an
+    input's foreign file. ``system`` (its name among the run's translation files, as
+    distinct_names gives it) is the ``system`` of its pairs."""
+
+    path: str
+    foreign: str
+    system: str
+    index: LineIndex
+
+
+def resolve_translations(spec: str, units: list[InputUnit]) -> list[TranslationFile]:
+    """``--translations``: comma-separated ``foreign_file::translation_file`` items, the
+    translation file a glob for several systems. InputError, before any work, for a foreign file
+    that is not one of ``units``' foreign files, a translation file that is an input or is given
+    twice, or one whose lines are not as many as its foreign file's (a shifted pair is never made)."""
+    foreign_files = {unit.path for unit in units}
+    inputs = foreign_files | {unit.partner for unit in units if unit.partner}
+    given: dict[str, str] = {}
+    for foreign, pattern in parse_input_spec(spec):
+        if pattern is None:
+            raise InputError(f"--translations {foreign!r}: write foreign_file::translation_file (a glob for one file per system)")
+        foreign_path = _regular_file(foreign)
+        if foreign_path not in foreign_files:
+            raise InputError(f"--translations: {foreign} is not the foreign file of any input (--inputs)")
+        for path in _files_named(pattern):
+            real = _regular_file(path)
+            if real in inputs or real in given:
+                raise InputError(f"--translations: {path} is {'an input' if real in inputs else 'given twice'}; "
+                                 "a translation file translates one foreign file")
+            given[real] = foreign_path
+    names = distinct_names(sorted(given))
+    foreign_lines: dict[str, int] = {}
+    files = []
+    for path, foreign in sorted(given.items()):
+        _check_content(path)
+        index = index_lines(path, TRANSLATION_RUN_LINES)
+        lines = foreign_lines.setdefault(foreign, index_lines(foreign, TRANSLATION_RUN_LINES).lines)
+        if index.lines != lines:
+            raise InputError(f"translation file {path} has {index.lines:,} lines but its foreign file {foreign} has {lines:,}: "
+                             "line i of a translation file must translate line i of its foreign file")
+        files.append(TranslationFile(path, foreign, names[path], index))
+    return files
+
+
+def translation_lines(file: TranslationFile, first: int, last: int, max_line_bytes: int) -> list[str | Reject]:
+    """Lines ``first`` … ``last`` (1-based) of a translation file, each its text or a Reject (too
+    long, not UTF-8, a control character, damaged gzip). A plain file is entered at the run
+    holding ``first``; a gzip file is read from its start."""
+    if file.index.starts is None:
+        lines: Iterator[bytes | Reject] = read_lines(file.path, file.system, [])
+        skip = first - 1
+    else:
+        run = (first - 1) // TRANSLATION_RUN_LINES
+        lines = read_line_range(file.path, file.index.starts[run], None)
+        skip = first - 1 - run * TRANSLATION_RUN_LINES
+    wanted = itertools.islice(lines, skip, skip + last - first + 1)
+    return [line if isinstance(line, Reject) else decode_line(line, file.system, number, max_line_bytes)
+            for number, line in enumerate(wanted, start=first)]

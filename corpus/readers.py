@@ -157,7 +157,7 @@ def aligned_partner(path: str, foreign_suffixes: dict[str, str]) -> str | None:
     return next((candidate for candidate in candidates if os.path.lexists(candidate)), candidates[0])
 
 
-def _decode(raw: bytes, source: str, line: int, max_line_bytes: int) -> str | Reject:
+def decode_line(raw: bytes, source: str, line: int, max_line_bytes: int) -> str | Reject:
     """The line's text without invisible formatting (and so without a byte-order mark), or a
     Reject: too long, not UTF-8, or holding a control character."""
     if len(raw) > max_line_bytes:
@@ -194,7 +194,7 @@ def _tab_fields(
         if not raw.strip():
             yield Reject.of(source, number, "blank_line", "line holds no pair", raw)
             continue
-        text = _decode(raw, source, number, max_line_bytes)
+        text = decode_line(raw, source, number, max_line_bytes)
         if isinstance(text, Reject):
             yield text
             continue
@@ -266,8 +266,8 @@ def iter_aligned(
             continue
         cs_raw, en_raw = _strip_eol(cs_raw), _strip_eol(en_raw)
         both = cs_raw + b"\t" + en_raw
-        cs = _decode(cs_raw, source, number, max_line_bytes)
-        en = _decode(en_raw, source, number, max_line_bytes)
+        cs = decode_line(cs_raw, source, number, max_line_bytes)
+        en = decode_line(en_raw, source, number, max_line_bytes)
         if isinstance(cs, Reject) or isinstance(en, Reject):
             bad = cs if isinstance(cs, Reject) else en
             yield Reject.of(source, number, bad.reason, bad.detail, both)

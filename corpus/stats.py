@@ -108,11 +108,13 @@ def summary_record(
     pp_model: Mapping,
     rejects: Mapping[str, dict],
     translated_by: str = "",
+    ranked: Sequence[str] = tuple(SCORERS),
 ) -> dict:
     """The corpus summary (summary.json): its rows (the largest count of any ranking), where it
     is (relative to the work directory, which can move), the model that made its translations,
-    the PP model that scored it, the rejects of each stage before it, the scorers with their
-    exact cut keys, and per scorer and decile the rows, score range and example pairs."""
+    the PP model that scored it, the rejects of each stage before it, the scorers ranked with
+    their exact cut keys (and those not ranked: ``trans`` where no model scored the
+    translations), and per scorer and decile the rows, score range and example pairs."""
     rows = max(counts.values(), default=0)
     return {
         "rows": rows,
@@ -120,7 +122,8 @@ def summary_record(
         "translated_by": translated_by,
         "pp_model": pp_model,
         "rejects": rejects,
-        "scorers": SCORERS,
+        "scorers": {name: SCORERS[name] for name in ranked},
+        "not_ranked": {name: column for name, column in SCORERS.items() if name not in ranked},
         "cuts": {name: [cut.as_tuple() for cut in keys] for name, keys in cuts.items()},
         "deciles": deciles if rows else {},
     }
@@ -136,6 +139,9 @@ def summary_markdown(summary: Mapping) -> str:
     parts = [f"# ParaNMT corpus: {summary['rows']:,} pairs\n\nCorpus: `{summary['corpus_dir']}` (in the work directory)  \n{translations}{_model_line(summary['pp_model'])}\n"]
     rejects = [[stage, f"{e['total']:,}", ", ".join(f"{reason} {count:,}" for reason, count in e["by_reason"].items()) or "–"] for stage, e in summary["rejects"].items()]
     parts.append("## Rejected input\n\n" + markdown_table(["stage", "rejects", "by reason"], rejects, align_right=(1,)))
+    if not_ranked := summary.get("not_ranked"):
+        parts.append(f"Not ranked: {', '.join(f'`{column}`' for column in not_ranked.values())} (no model scored the translations: "
+                     f"{', '.join(f'`decile_{name}`' for name in not_ranked)} empty; name `--translator` to score them)\n")
     for scorer, column in summary["scorers"].items():
         deciles = summary["deciles"].get(scorer, {})
         rows = [[d, f"{e['rows']:,}", f"{e['min']:.4f}", f"{e['max']:.4f}"] for d, e in deciles.items()]

@@ -36,17 +36,15 @@ from apache_beam.ml.inference.base import (
 
 import schemas
 from corpus.outputs import reading
-from corpus.text import english_tokens
-from corpus.tokenbatch import token_columns
 from models.nmt.model import NmtModel
 from models.nmt.translate import DecodeOptions, Translator, load_translator
 from pipelines.batches import shard_number
 from pipelines.io import dataset_files, write_part_atomically
+from pipelines.pairs import BITEXT_COLUMNS, pairs_table
 from pipelines.progress import UNWATCHED, Marks, Tally
 
 STAGE = "backtranslate"
 log = logging.getLogger(__name__)
-_BITEXT_COLUMNS = ["id", "source", "line", "domain", "czeng_score", "pivot", "foreign", "en", "en_tok"]
 
 
 def pending_shards(bitext_files: list[str], pairs_dir: str) -> list[str]:
@@ -58,7 +56,7 @@ def pending_shards(bitext_files: list[str], pairs_dir: str) -> list[str]:
 def read_chunks(path: str, chunk_rows: int) -> Iterator[pa.RecordBatch]:
     """A bitext shard as record batches of at most ``chunk_rows`` rows."""
     with reading(path), FileSystems.open(path) as handle:
-        yield from pq.ParquetFile(handle).iter_batches(batch_size=chunk_rows, columns=_BITEXT_COLUMNS)
+        yield from pq.ParquetFile(handle).iter_batches(batch_size=chunk_rows, columns=BITEXT_COLUMNS)
 
 
 @dataclass(frozen=True)
@@ -129,8 +127,9 @@ class TranslatorHandler(ModelHandler[str, PredictionResult, Translator]):
         return chunk, hypotheses
 
 
-def shard_tables(chunks: list[tuple[pa.RecordBatch, list]]) -> tuple[pa.Table, pa.Table]:
-    """One shard's ``pairs`` rows (sorted by id) and its ``rejects`` rows, from its (chunk, hypotheses)."""
+def shard_tables(chunks: list[tuple[pa.RecordBatch, list]], system: str) -> tuple[pa.Table, pa.Table]:
+    """One shard's ``pairs`` rows (sorted by id) and its ``rejects`` rows, from its (chunk,
+    hypotheses); ``system``: the translator's name, in each pair's ``system`` column."""
     if not chunks:  # a bitext part left empty (every row an id read before)
         return schemas.PAIRS.empty_table(), schemas.REJECTS.empty_table()
     rows = pa.Table.from_batches([chunk for chunk, _ in chunks])
@@ -138,18 +137,8 @@ def shard_tables(chunks: list[tuple[pa.RecordBatch, list]]) -> tuple[pa.Table, p
     kept = pa.array([h is not None for h in hypotheses], pa.bool_())
     good = [h for h in hypotheses if h is not None]
     translated = rows.filter(kept)
-    pairs = translated.select(["id", "source", "domain", "czeng_score", "pivot", "foreign", "en"]).rename_columns(
-        ["id", "source", "domain", "czeng_score", "pivot", "foreign", "reference"]
-    )
-    translations = [h.text for h in good]
-    pairs = pairs.append_column("translation", pa.array(translations, pa.string()))
-    pairs = pairs.append_column("trans_score", pa.array([h.score for h in good], pa.float64()))
-    pairs = pairs.append_column("trans_n_tokens", pa.array([h.n_tokens for h in good], pa.int32()))
-    pairs = pairs.append_column("truncated", pa.array([h.truncated for h in good], pa.bool_()))
-    # The reference was tokenized at ingest; the translation is tokenized here, once.
-    for name, column in token_columns(translated.column("en_tok"), english_tokens(translations)).items():
-        pairs = pairs.append_column(name, column)
-    pairs = pairs.sort_by("id")
+    pairs = pairs_table(translated, [h.text for h in good], [system] * len(good), [h.score for h in good],
+                        [h.n_tokens for h in good], [h.truncated for h in good])
     dropped = rows.filter(pc.invert(kept)).sort_by([("source", "ascending"), ("line", "ascending")])
     rejects = pa.table({
         "stage": [STAGE] * dropped.num_rows,
@@ -165,12 +154,12 @@ def shard_tables(chunks: list[tuple[pa.RecordBatch, list]]) -> tuple[pa.Table, p
 class WriteShard(beam.DoFn):
     """Write a shard's rejects (if any), then its pairs part: the pairs part marks the shard done."""
 
-    def __init__(self, pairs_dir: str, rejects_dir: str):
-        self.pairs_dir, self.rejects_dir = pairs_dir, rejects_dir
+    def __init__(self, pairs_dir: str, rejects_dir: str, system: str):
+        self.pairs_dir, self.rejects_dir, self.system = pairs_dir, rejects_dir, system
 
     def process(self, keyed):
         shard, result = keyed
-        pairs, rejects = shard_tables(result.inference)
+        pairs, rejects = shard_tables(result.inference, self.system)
         if rejects.num_rows:
             write_part_atomically(rejects, schemas.REJECTS, self.rejects_dir, shard)
         yield shard, write_part_atomically(pairs, schemas.PAIRS, self.pairs_dir, shard)
@@ -192,7 +181,7 @@ def build_backtranslate(
         pipeline
         | "Shards" >> beam.Create([(shard_number(path), path) for path in shard_files])
         | "Translate" >> RunInference(handler)
-        | "WriteShards" >> beam.ParDo(WriteShard(pairs_dir, rejects_dir))
+        | "WriteShards" >> beam.ParDo(WriteShard(pairs_dir, rejects_dir, spec.model.system))
     )
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -219,25 +219,36 @@ def decile_ranks(n: int) -> list[int]:
     return deciles.cut_ranks(n, 10)
 
 
-SCORER_KEYS = IdKeys(tuple(SCORERS.items()), stored_hash=True)
+def scorer_keys(ranked: Sequence[str] = tuple(SCORERS)) -> IdKeys:
+    """The ranking keys of the ``ranked`` scorers (all but ``trans`` where no model scored the
+    translations: their ``trans_score`` is null)."""
+    return IdKeys(tuple((name, SCORERS[name]) for name in ranked), stored_hash=True)
+
+
+SCORER_KEYS = scorer_keys()
 _PICK = "_pick"
 
 
-def with_deciles(table: pa.Table, cuts: dict[str, list[Key]]) -> pa.Table:
-    """``table`` plus ``decile_<scorer>`` columns (int8) and ``_pick``, the mixed id hash that
-    chooses the summary's example pairs (a deterministic random pick that combines across shards)."""
-    keys = SCORER_KEYS(table)
+def with_deciles(table: pa.Table, cuts: dict[str, list[Key]], ranked: Sequence[str] = tuple(SCORERS)) -> pa.Table:
+    """``table`` plus ``decile_<scorer>`` columns (int8; null for a scorer not ``ranked``) and
+    ``_pick``, the mixed id hash that chooses the summary's example pairs (a deterministic random
+    pick that combines across shards)."""
+    keys = scorer_keys(ranked)(table)
     for name in SCORERS:
+        if name not in ranked:
+            table = table.append_column(f"decile_{name}", pa.nulls(table.num_rows, pa.int8()))
+            continue
         scores, hashes = keys[name]
         table = table.append_column(f"decile_{name}", pa.array(deciles.assign(scores, hashes, cuts.get(name, []))))
     return table.append_column(_PICK, pa.array(mix64(keys["pp"][1])))
 
 
-def summary_part(table: pa.Table, examples: int) -> dict:
-    """Per (scorer, decile): rows, score range, and the ``examples`` pairs of smallest pick."""
+def summary_part(table: pa.Table, examples: int, ranked: Sequence[str] = tuple(SCORERS)) -> dict:
+    """Per (ranked scorer, decile): rows, score range, and the ``examples`` pairs of smallest pick."""
     pick = table.column(_PICK).to_numpy()
     entries, chosen = [], []
-    for name, column in SCORERS.items():
+    for name in ranked:
+        column = SCORERS[name]
         scores, bins = table.column(column).to_numpy(), table.column(f"decile_{name}").to_numpy()
         order = np.lexsort((pick, bins))  # by decile, then by pick
         by_bin, sorted_scores = bins[order], scores[order]
@@ -259,8 +270,8 @@ def summary_part(table: pa.Table, examples: int) -> dict:
 class SummaryCombine(beam.CombineFn):
     """Merges summary parts: rows add up, ranges widen, the smallest-pick examples survive."""
 
-    def __init__(self, examples: int):
-        self.examples = examples
+    def __init__(self, examples: int, ranked: Sequence[str] = tuple(SCORERS)):
+        self.examples, self.ranked = examples, tuple(ranked)
 
     def create_accumulator(self):
         return {}
@@ -283,7 +294,7 @@ class SummaryCombine(beam.CombineFn):
         return merged
 
     def extract_output(self, accumulator):
-        summary: dict = {name: {} for name in SCORERS}
+        summary: dict = {name: {} for name in self.ranked}
         for (name, decile), entry in sorted(accumulator.items()):
             examples = [{k: v for k, v in row.items() if k != _PICK} for row in entry["examples"]]
             summary[name][str(decile)] = {**entry, "examples": examples}
@@ -295,22 +306,22 @@ class WriteDeciledShard(beam.DoFn):
     ``decile_pp=<d>/part-<shard>.parquet`` files; yields its summary part. Nothing is written
     with an incomplete cut record: the cut search runs again."""
 
-    def __init__(self, corpus_dir: str, pairs_files: dict[int, str], examples: int, marks: Marks = UNWATCHED):
-        self.corpus_dir, self.pairs_files, self.examples, self.marks = corpus_dir, pairs_files, examples, marks
+    def __init__(self, corpus_dir: str, pairs_files: dict[int, str], examples: int, ranked: Sequence[str], marks: Marks = UNWATCHED):
+        self.corpus_dir, self.pairs_files, self.examples, self.ranked, self.marks = corpus_dir, pairs_files, examples, tuple(ranked), marks
 
     def process(self, path: str, record: dict):
         cuts = complete_cuts(record)
         if cuts is None:
             return
         # batch in, batch out: one writer per partition stays open, a worker holds one batch
-        shard, summary, combine = shard_number(path), None, SummaryCombine(self.examples)
+        shard, summary, combine = shard_number(path), None, SummaryCombine(self.examples, self.ranked)
         if shard not in self.pairs_files:
             raise ValueError(f"{path} has no pairs shard {shard}: score the pairs again")
         with ExitStack() as files:
             writers: dict[int, schemas.TableWriter] = {}
             for table in with_pairs(path, self.pairs_files[shard]):
-                table = with_deciles(table, cuts)
-                part = summary_part(table, self.examples)
+                table = with_deciles(table, cuts, self.ranked)
+                part = summary_part(table, self.examples, self.ranked)
                 summary = part if summary is None else combine.merge_accumulators([summary, part])
                 partitions = table.column(PARTITION).to_numpy()
                 table = table.drop_columns([_PICK, PARTITION])
@@ -324,15 +335,15 @@ class WriteDeciledShard(beam.DoFn):
             yield summary
 
 
-def add_corpus_write(corpus_dir: str, pairs_dir: str, examples: int, summary_path: str) -> AfterCuts:
+def add_corpus_write(corpus_dir: str, pairs_dir: str, examples: int, summary_path: str, ranked: Sequence[str]) -> AfterCuts:
     """Pass 3, to run in the cut search's pipeline: write the partitioned corpus (the scored
     shards joined to the ``pairs`` shards in ``pairs_dir``) and the per-decile summary JSON."""
 
     def then(files: beam.PCollection, record: beam.PCollection, marks: Marks):
         return (
             files
-            | "Write" >> beam.ParDo(WriteDeciledShard(corpus_dir, shard_files(dataset_files(pairs_dir)), examples, marks), beam.pvalue.AsSingleton(record))
-            | "Summary" >> beam.CombineGlobally(SummaryCombine(examples))
+            | "Write" >> beam.ParDo(WriteDeciledShard(corpus_dir, shard_files(dataset_files(pairs_dir)), examples, ranked, marks), beam.pvalue.AsSingleton(record))
+            | "Summary" >> beam.CombineGlobally(SummaryCombine(examples, ranked))
             | "WriteSummary" >> beam.Map(_write_json, summary_path)
         )
 
@@ -353,19 +364,22 @@ def write_corpus(
     sample_size: int = DEFAULT_SAMPLE,
     report: Report | None = None,
     translated_by: str = "",
+    ranked: Sequence[str] = tuple(SCORERS),
 ) -> dict:
     """Rank ``scored_files`` into deciles of every scorer and write the corpus (their rows in
     ``pairs_dir`` with the scores and deciles) partitioned by ``decile_pp`` to ``corpus_dir``,
     and its summary (summary.json, summary.md) to the local ``out_dir``, where the cut search
     leaves its records too; returns the summary. ``shown_corpus_dir`` is where the summary says
     the corpus is (its final place); ``pp_model``, ``rejects`` and ``translated_by`` (the model that
-    made the translations), the upstream stages' records, are copied into it. ``report`` follows the pipelines as they run."""
+    made the translations), the upstream stages' records, are copied into it. ``ranked``: the
+    scorers ranked (``trans`` left out where no model scored the translations: ``decile_trans``
+    is null then). ``report`` follows the pipelines as they run."""
     deciles_path = Path(out_dir, "_deciles.json")
     counts, cuts = find_cuts(
-        run_pipeline, RankingInput(tuple(scored_files), SCORER_KEYS), decile_ranks, out_dir, sample_size, report=report,
-        then=add_corpus_write(corpus_dir, pairs_dir, examples, str(deciles_path)), then_says="to write the corpus",
+        run_pipeline, RankingInput(tuple(scored_files), scorer_keys(ranked)), decile_ranks, out_dir, sample_size, report=report,
+        then=add_corpus_write(corpus_dir, pairs_dir, examples, str(deciles_path), ranked), then_says="to write the corpus",
     )
-    summary = summary_record(counts, cuts, json.loads(deciles_path.read_text()), shown_corpus_dir, pp_model, rejects, translated_by)
+    summary = summary_record(counts, cuts, json.loads(deciles_path.read_text()), shown_corpus_dir, pp_model, rejects, translated_by, ranked)
     Path(out_dir, "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     Path(out_dir, "summary.md").write_text(summary_markdown(summary))
     return summary

@@ -76,6 +76,19 @@ def file_rows(paths: list[str] | tuple[str, ...]) -> int:
     return total
 
 
+def null_rows(paths: list[str] | tuple[str, ...], column: str) -> int:
+    """Rows whose ``column`` is null in Parquet files, from their footers' statistics alone."""
+    total = 0
+    for path in paths:
+        with reading(path), FileSystems.open(path) as handle:
+            metadata = pq.ParquetFile(handle).metadata
+            index = metadata.schema.to_arrow_schema().get_field_index(column)
+            for group in range(metadata.num_row_groups):
+                statistics = metadata.row_group(group).column(index).statistics
+                total += statistics.null_count if statistics is not None and statistics.has_null_count else metadata.row_group(group).num_rows
+    return total
+
+
 def dataset_rows(dataset_dir: str) -> int:
     """Row count of a dataset, from its parts' footers alone."""
     return file_rows(dataset_files(dataset_dir))

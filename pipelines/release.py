@@ -31,6 +31,10 @@ def parse_release(unit: InputUnit, lines: Iterable, _partner_lines: Iterable | N
     return iter_paranmt(lines, unit.source, max_line_bytes, first_line)
 
 
+# The ``system`` of the release's pairs: the authors' back-translation (their own Czech–English model).
+RELEASE_SYSTEM = "ParaNMT-50M release"
+
+
 def release_table(records: list[ParaphraseRecord]) -> pa.Table:
     """``pairs`` rows of release records, both sides tokenized."""
     n = len(records)
@@ -44,6 +48,7 @@ def release_table(records: list[ParaphraseRecord]) -> pa.Table:
         "foreign": [""] * n,
         "reference": references,
         "translation": translations,
+        "system": [RELEASE_SYSTEM] * n,
         "trans_score": [r.score for r in records],
         "trans_n_tokens": np.zeros(n, np.int32),
         "truncated": np.zeros(n, bool),

@@ -38,8 +38,11 @@ _PAIRS_FIELDS = [
     pa.field("foreign", pa.string(), nullable=False),
     pa.field("reference", pa.string(), nullable=False),
     pa.field("translation", pa.string(), nullable=False),
-    pa.field("trans_score", pa.float64(), nullable=False),
-    pa.field("trans_n_tokens", pa.int32(), nullable=False),
+    # where the translation came from: the translator's name, or a translation file's
+    pa.field("system", pa.string(), nullable=False),
+    # null for translations made elsewhere that no model scored
+    pa.field("trans_score", pa.float64()),
+    pa.field("trans_n_tokens", pa.int32()),
     pa.field("truncated", pa.bool_(), nullable=False),
     pa.field("reference_tok", pa.string(), nullable=False),
     pa.field("translation_tok", pa.string(), nullable=False),
@@ -59,7 +62,7 @@ _SCORE_FIELDS = [
 ]
 
 _DECILE_FIELDS = [
-    pa.field("decile_trans", pa.int8(), nullable=False),
+    pa.field("decile_trans", pa.int8()),  # null where trans_score is
     pa.field("decile_trigram", pa.int8(), nullable=False),
     pa.field("decile_pp", pa.int8(), nullable=False),
     pa.field("decile_unigram", pa.int8(), nullable=False),
@@ -82,38 +85,41 @@ def _schema(name: str, version: int, fields: list[pa.Field]) -> pa.Schema:
 
 BITEXT = _schema("bitext", 3, _BITEXT_FIELDS)
 REJECTS = _schema("rejects", 1, _REJECTS_FIELDS)
-PAIRS = _schema("pairs", 3, _PAIRS_FIELDS)
+PAIRS = _schema("pairs", 4, _PAIRS_FIELDS)
 # The scores of every pair, keyed by id and in the rows' order of its pairs shard (the corpus joins
 # the two); trans_score is copied from the pairs so that every ranked score is here.
-SCORED = _schema("scored", 5, [field for field in _PAIRS_FIELDS if field.name in ("id", "trans_score")] + _SCORE_FIELDS)
-CORPUS = _schema("corpus", 5, [*_PAIRS_FIELDS, *_SCORE_FIELDS, *_DECILE_FIELDS])
+SCORED = _schema("scored", 6, [field for field in _PAIRS_FIELDS if field.name in ("id", "trans_score")] + _SCORE_FIELDS)
+CORPUS = _schema("corpus", 6, [*_PAIRS_FIELDS, *_SCORE_FIELDS, *_DECILE_FIELDS])
 # The corpus is hive-partitioned by decile_pp: that column lives in the directory names
 # (decile_pp=<d>/), so each file holds every CORPUS column but it.
-CORPUS_FILE = _schema("corpus", 5, [field for field in CORPUS if field.name != "decile_pp"])
+CORPUS_FILE = _schema("corpus", 6, [field for field in CORPUS if field.name != "decile_pp"])
 # A training selection: corpus rows in plain (unpartitioned) files.
-TRAINING = _schema("training", 5, list(CORPUS))
+TRAINING = _schema("training", 6, list(CORPUS))
 
 ALL = {"bitext": BITEXT, "rejects": REJECTS, "pairs": PAIRS, "scored": SCORED, "corpus": CORPUS, "training": TRAINING}
 
 
 # Datasets written by paranmt 0.3 (bitext/2, pairs/2, corpus/4, training/4) name the foreign side
-# ``cs`` and have no ``pivot``: read as today's, Czech pivots.
+# ``cs`` and have no ``pivot``: read as today's, Czech pivots. Pairs written before pairs/4 (and
+# the corpus and training sets made of them) have no ``system``: read with an empty one.
 _RENAMED = {"cs": "foreign"}
-_ADDED = {"pivot": "cs"}
+# name: (value, a column it is put beside, 0 before it / 1 after it)
+_ADDED = {"pivot": ("cs", "foreign", 0), "system": ("", "translation", 1)}
 
 
 def upgraded(table: pa.Table) -> pa.Table:
-    """``table`` with the columns of a dataset written by 0.3 renamed and added as today's."""
+    """``table`` with the columns of an older dataset (paranmt 0.3's, or pairs before pairs/4)
+    renamed and added as today's."""
     names = [_RENAMED.get(name, name) if _RENAMED.get(name) not in table.column_names else name for name in table.column_names]
     table = table.rename_columns(names)
-    for name, value in _ADDED.items():
-        if name not in table.column_names and "foreign" in table.column_names:
-            table = table.add_column(table.column_names.index("foreign"), name, pa.array([value] * table.num_rows, pa.string()))
+    for name, (value, beside, after) in _ADDED.items():
+        if name not in table.column_names and beside in table.column_names:
+            table = table.add_column(table.column_names.index(beside) + after, name, pa.array([value] * table.num_rows, pa.string()))
     return table
 
 
 def upgraded_names(names: list[str]) -> list[str]:
-    """The column names a dataset written by 0.3 has once read (``upgraded``)."""
+    """The column names an older dataset has once read (``upgraded``)."""
     return upgraded(pa.table({name: pa.nulls(0) for name in names})).column_names
 
 

@@ -25,6 +25,7 @@ from workflows.experiments import (
     TransferBaselinesOnTrainData,
 )
 from workflows.ingest import IngestBitext
+from workflows.judgments import ScoresAgainstJudgments
 from workflows.nmt import (
     ConvertTranslator,
     EvaluateTranslator,
@@ -33,6 +34,7 @@ from workflows.nmt import (
     TrainTranslator,
 )
 from workflows.transfer import EvaluateTransfer
+from workflows.translations import ImportTranslations
 
 apply_package_defaults()  # read when a task is made, after this import: luigi.cfg overrides them
 
@@ -50,11 +52,13 @@ __all__ = [
     "EvaluateTransfer",
     "EvaluateTranslator",
     "ImportParaphrases",
+    "ImportTranslations",
     "ImportTranslator",
     "IngestBitext",
     "MegabatchAblation",
     "ModelTable",
     "ScorePairs",
+    "ScoresAgainstJudgments",
     "SelectTopHalf",
     "SelectTrainingSet",
     "TrainEncoder",

@@ -65,7 +65,7 @@ from workflows.console import STAGES as log
 from workflows.console import interrupted, log_level
 
 # Parameters that name input files as corpus.inputs specifications (comma-separated, globs, ``a::b``).
-SPELLED_INPUTS = {"inputs", "files", "pairs"}
+SPELLED_INPUTS = {"inputs", "files", "pairs", "translations"}
 # Part of every fingerprint: an output built by another release of the code, or with another
 # version of a dataset schema, is never reused (bump the package version when outputs change).
 # "inputs": how an input is known; "content" (since 0.4: its name as the data records it and its

@@ -27,6 +27,7 @@ class BuildParaNMT(WorkDirectoryTask, luigi.WrapperTask):
     model_dir = TrainTranslator.model_dir
     engine = luigi.Parameter(default="", description=f"Translation engine {ENGINES}; empty: BackTranslate's configured one.")
     pairs = AssignDeciles.pairs
+    translations = AssignDeciles.translations
     pp_vectors = AssignDeciles.pp_vectors
     pp_encoder = AssignDeciles.pp_encoder
 
@@ -34,7 +35,7 @@ class BuildParaNMT(WorkDirectoryTask, luigi.WrapperTask):
         translator_params = without_empty(preset=self.preset, checkpoint=self.checkpoint, dict_dir=self.dict_dir,
                                           spm_model=self.spm_model, spm_target_model=self.spm_target_model, model_dir=self.model_dir)
         return AssignDeciles(inputs=self.inputs, source_language=self.source_language, translator=self.translator, nmt=translator_params, **without_empty(
-            engine=self.engine, pairs=self.pairs, pp_vectors=self.pp_vectors, pp_encoder=self.pp_encoder))
+            engine=self.engine, pairs=self.pairs, translations=self.translations, pp_vectors=self.pp_vectors, pp_encoder=self.pp_encoder))
 
     def result_summary(self) -> str:
         """What the command prints at its end, from AssignDeciles' summary.json: where the
@@ -51,4 +52,6 @@ class BuildParaNMT(WorkDirectoryTask, luigi.WrapperTask):
         for scorer, deciles in summary["deciles"].items():
             sizes = " ".join(str(deciles[str(d)]["rows"]) if str(d) in deciles else "0" for d in range(10))
             lines.append(f"  pairs per decile of {summary['scorers'][scorer]} (0 … 9): {sizes}")
+        for column in summary.get("not_ranked", {}).values():
+            lines.append(f"  {column}: empty, not ranked (no model scored the translations; name --translator to score them)")
         return "\n".join(lines)

@@ -24,8 +24,9 @@ from luigi.task import flatten
 from luigi.util import inherits
 
 import schemas
+from corpus.deciles import SCORERS
 from corpus.errors import InputError
-from corpus.outputs import reading
+from corpus.outputs import read_json, reading
 from corpus.selection import Rules, Sample
 from models.encoder_io import WEIGHTS
 from pipelines import io
@@ -41,6 +42,7 @@ from workflows.config import AbsolutePath, config_from, count_parameter, with_se
 from workflows.encoders import EvaluateSTS, TrainEncoder
 from workflows.ingest import ReadsRawFiles
 from workflows.nmt import TranslatorChoice, without_empty
+from workflows.translations import TRANSLATIONS_HELP, ImportTranslations
 
 
 class ImportParaphrases(ReadsRawFiles):
@@ -80,12 +82,18 @@ class ReadsPairs(TranslatorChoice):
         description="Pairs to score instead of back-translating --inputs: a `pairs` dataset directory, or "
         "comma-separated ParaNMT release files/globs (imported first). Empty: BackTranslate.",
     )
+    translations = luigi.Parameter(default="", description=TRANSLATIONS_HELP)
 
     def pairs_params(self) -> dict:
-        return {**self.input_params(), "translator": self.translator, "nmt": self.nmt, "engine": self.engine, "pairs": self.pairs}
+        return {**self.input_params(), "translator": self.translator, "nmt": self.nmt, "engine": self.engine, "pairs": self.pairs,
+                "translations": self.translations}
 
     def pairs_task(self) -> StageTask | None:
         """The stage that writes the pairs (None when --pairs names an existing dataset)."""
+        if self.translations:
+            if self.pairs:
+                raise InputError("give --translations or --pairs, not both")
+            return ImportTranslations(**self.input_params(), translations=self.translations, translator=self.translator, nmt=self.nmt)
         if not self.pairs:
             return BackTranslate(**self.input_params(), translator=self.translator, nmt=self.nmt, **without_empty(engine=self.engine))
         if Path(self.pairs).is_dir():
@@ -98,6 +106,8 @@ class ReadsPairs(TranslatorChoice):
         if task is None:
             return f"the pairs dataset {self.pairs}"
         manifest = task.verified_manifest()
+        if "systems" in manifest:
+            return f"translations made elsewhere, {len(manifest['systems'])} system(s) ({', '.join(manifest['systems'])}); trans_score: {manifest['trans_score']}"
         if "model" not in manifest:
             return "the ParaNMT-50M release (its own back-translations)"
         return f"{manifest['model']}, {manifest['engine']} on {manifest['device']}"
@@ -119,6 +129,16 @@ class ReadsPairs(TranslatorChoice):
             return task.committed("pairs")
         files = io.dataset_files(os.path.abspath(self.pairs))
         return files, io.file_rows(files)
+
+    def translation_scores(self) -> bool:
+        """Whether the pairs have translation scores: every pair has one, or none has (translations
+        made elsewhere that no model scored); an InputError where only some have."""
+        files, rows = self.pairs_files()
+        missing = io.null_rows(files, "trans_score")
+        if 0 < missing < rows:
+            raise InputError(f"{self.pairs_dir()}: {missing} of {rows} pairs have no translation score and the others have one: "
+                             "rank them apart (or score them all with --translator)")
+        return missing == 0
 
     def given_pairs_files(self) -> list[str]:
         """Files of a dataset given by path: they are inputs of the fingerprint."""
@@ -152,6 +172,9 @@ class SelectTopHalf(ReadsPairs, StageTask):
         return self.given_pairs_files()
 
     def build(self, partial_dir: Path) -> dict:
+        if not self.translation_scores():
+            raise InputError("the pairs have no translation score (translations made elsewhere, no --translator named): the PP model "
+                             "is bootstrapped on their top half by it; give --pp-vectors or --pp-encoder, or --translator to score them")
         out = str(partial_dir / "pairs")
         files, _ = self.pairs_files()
         counts = select_top_half(self.runner_for(files), files, out, str(partial_dir), self.sample_size, self.progress)
@@ -265,7 +288,7 @@ class AssignDeciles(StageTask):
             self.runner_for(scored), scored, score.pairs_dir(), str(self.corpus_dir(partial_dir)), str(partial_dir),
             shown_corpus_dir=in_workdir(self.corpus_dir()), pp_model=score.verified_manifest()["pp_model"],
             rejects=upstream_rejects(self), examples=self.examples, sample_size=self.sample_size, report=self.progress,
-            translated_by=score.translated_by(),
+            translated_by=score.translated_by(), ranked=[name for name in SCORERS if name != "trans" or score.translation_scores()],
         )
         io.check_rows(self.stage, io.dataset_rows(str(self.corpus_dir(partial_dir))), scored_rows, "scored pairs")
         return {
@@ -292,6 +315,9 @@ class SelectTrainingSet(StageTask):
 
     def build(self, partial_dir: Path) -> dict:
         rules = config_from(self, Rules)
+        if (column := read_json(self.requires().output_dir / "summary.json").get("not_ranked", {}).get(rules.scorer)):
+            raise InputError(f"--scorer {rules.scorer}: the corpus has no {column} (no model scored its translations); "
+                             f"choose another scorer, or build the corpus with --translator to score them")
         corpus_files, _ = self.requires().committed("corpus")
         out = partial_dir / "pairs"
         counts = select_training_set(self.runner_for(corpus_files), corpus_files, rules, config_from(self, Sample), str(out), str(partial_dir), self.requires().sample_size, self.progress)

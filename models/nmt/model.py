@@ -40,6 +40,11 @@ class NmtModel:
     target_prefix: tuple[str, ...] = ()
     name: str = ""
 
+    @property
+    def system(self) -> str:
+        """What the ``system`` column of its translations says: a published model's name."""
+        return self.name or "own model"
+
     def source_prefix(self, pivot: str) -> tuple[str, ...]:
         """The tokens before a source in ``pivot``; an InputError for a language the model was not
         imported for (ImportTranslator --source-language)."""

@@ -27,7 +27,7 @@ def scored_table(n, seed=0):
     return pa.table({
         "id": ids, "source": ["f"] * n, "domain": rng.choice(["news", "subtitlesM"], n).tolist(),
         "czeng_score": rng.random(n), "pivot": ["cs"] * n, "foreign": ["x"] * n,
-        "reference": [f"reference {i}" for i in range(n)], "translation": [f"translation {i}" for i in range(n)],
+        "reference": [f"reference {i}" for i in range(n)], "translation": [f"translation {i}" for i in range(n)], "system": ["test"] * n,
         "trans_score": -rng.random(n), "trans_n_tokens": np.full(n, 5, np.int32), "truncated": np.zeros(n, bool),
         "reference_tok": ["r"] * n, "translation_tok": ["t"] * n,
         "reference_n_tokens": np.full(n, 2, np.int32), "translation_n_tokens": np.full(n, 2, np.int32),

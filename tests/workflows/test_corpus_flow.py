@@ -59,7 +59,7 @@ def toy_pairs_table() -> pa.Table:
     table = pa.table({
         "id": [f"{'news' if i % 3 else 'subtitlesM'}-b1-{i:05d}" for i in range(n)], "source": ["demo.gz"] * n,
         "domain": ["news" if i % 3 else "subtitlesM" for i in range(n)], "czeng_score": rng.random(n),
-        "pivot": ["cs"] * n, "foreign": [f"věta {i}" for i in range(n)], "reference": references, "translation": translations, "trans_score": -rng.random(n),
+        "pivot": ["cs"] * n, "foreign": [f"věta {i}" for i in range(n)], "reference": references, "translation": translations, "system": ["test"] * n, "trans_score": -rng.random(n),
         "trans_n_tokens": np.full(n, 9, np.int32), "truncated": np.zeros(n, bool),
         **token_columns(english_tokens(references), english_tokens(translations)),
     })

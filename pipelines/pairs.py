@@ -1,0 +1,32 @@
+"""The ``pairs`` rows of bitext rows and their translations: one builder for every stage that
+writes pairs (BackTranslate's own translations, ImportTranslations' translations made elsewhere)."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from corpus.text import english_tokens
+from corpus.tokenbatch import token_columns
+
+# The bitext columns a pairs stage reads.
+BITEXT_COLUMNS = ["id", "source", "line", "domain", "czeng_score", "pivot", "foreign", "en", "en_tok"]
+
+
+def pairs_table(rows: pa.Table, translations: list[str], system: list[str], scores: list[float | None],
+                n_tokens: list[int | None], truncated: list[bool], ids: list[str] | None = None) -> pa.Table:
+    """Bitext ``rows`` (BITEXT_COLUMNS) with a translation each, as ``pairs`` rows sorted by id:
+    ``system`` says where each translation came from, ``scores`` and ``n_tokens`` are null where
+    no model scored it, ``ids`` replace the bitext's (one bitext row has several translations)."""
+    pairs = rows.select(["id", "source", "domain", "czeng_score", "pivot", "foreign", "en"]).rename_columns(
+        ["id", "source", "domain", "czeng_score", "pivot", "foreign", "reference"])
+    if ids is not None:
+        pairs = pairs.set_column(0, "id", pa.array(ids, pa.string()))
+    pairs = pairs.append_column("translation", pa.array(translations, pa.string()))
+    pairs = pairs.append_column("system", pa.array(system, pa.string()))
+    pairs = pairs.append_column("trans_score", pa.array(scores, pa.float64()))
+    pairs = pairs.append_column("trans_n_tokens", pa.array(n_tokens, pa.int32()))
+    pairs = pairs.append_column("truncated", pa.array(truncated, pa.bool_()))
+    # The reference was tokenized at ingest; the translation is tokenized here, once.
+    for name, column in token_columns(rows.column("en_tok"), english_tokens(translations)).items():
+        pairs = pairs.append_column(name, column)
+    return pairs.sort_by("id")

@@ -1,0 +1,135 @@
+"""Translations made elsewhere (--translations): pairs per system and reference, unscored or
+scored by a named model, rejects for bad lines, one-line errors for misaligned files."""
+
+import json
+
+import luigi
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+from conftest import require_shared
+from nmt_fixtures import tiny_nmt_fixture, toy_pairs  # noqa: F401 - the tiny_nmt fixture
+from test_bad_input_cli import assert_one_line_error, run_luigi
+
+import schemas
+from models.nmt import export
+from models.nmt.model import NmtModel
+from models.nmt.translate import load_translator
+from workflows import ImportTranslations
+from workflows.base import read_manifest
+
+VECTORS = "the a man woman dog cat plays runs eats in park . guitar".split()
+SOURCES = ["Muž hraje.", "Pes běží.", "Kočka jí.", "Žena hraje na kytaru.", "Pes je v parku."]
+REFERENCE_A = ["A man plays.", "A dog runs.", "A cat eats.", "A woman plays the guitar.", "The dog is in the park."]
+REFERENCE_B = ["The man plays.", "The dog runs.", "The cat eats.", "The woman plays guitar.", "A dog is in a park."]
+SYSTEM_1 = ["a man plays .", "the dog runs", "a cat eats", "woman plays guitar", "the dog in the park"]
+SYSTEM_2 = ["man plays", "", "cat eats .", "a woman plays a guitar", "dog is in park"]
+
+
+@pytest.fixture
+def inputs(tmp_path):
+    """A foreign file, two references, two systems' translations (system 2's line 2 empty), and
+    word vectors for the PP model."""
+    folder = tmp_path / "data"
+    folder.mkdir()
+    for name, lines in (("test.cs", SOURCES), ("ref.A.en", REFERENCE_A), ("ref.B.en", REFERENCE_B),
+                        ("hyp.one.en", SYSTEM_1), ("hyp.two.en", SYSTEM_2)):
+        (folder / name).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    rng = np.random.default_rng(0)
+    (folder / "vectors.txt").write_text("".join(f"{word} {' '.join(f'{x:.3f}' for x in rng.normal(size=8))}\n" for word in VECTORS))
+    return folder
+
+
+def arguments(folder):
+    return ["--inputs", f"{folder}/test.cs::{folder}/ref.A.en,{folder}/test.cs::{folder}/ref.B.en",
+            "--translations", f"{folder}/test.cs::{folder}/hyp.*.en"]
+
+
+def test_build_paranmt_pairs_every_system_with_every_reference_and_rejects_empty_lines(tmp_path, inputs):
+    work = tmp_path / "work"
+    result = run_luigi(work, "BuildParaNMT", *arguments(inputs), "--pp-vectors", str(inputs / "vectors.txt"), cwd=tmp_path)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert "trans_score: empty, not ranked" in output and "rejected at translations: 2 (empty_translation 2)" in output
+    corpus = pd.read_parquet(work / "corpus" / "latest" / "corpus")
+    assert len(corpus) == 5 * 2 * 2 - 2
+    assert corpus.trans_score.isna().all() and corpus.decile_trans.isna().all() and corpus.trans_n_tokens.isna().all()
+    assert sorted(corpus.system.unique()) == ["hyp.one.en", "hyp.two.en"]
+    for row in corpus.itertuples():  # every pair is its foreign line's: never shifted
+        line = int(row.id.split("~")[-2].rsplit("-", 1)[1])
+        references = REFERENCE_A if row.source.endswith("ref.A.en") else REFERENCE_B
+        translations = SYSTEM_1 if row.system == "hyp.one.en" else SYSTEM_2
+        assert (row.foreign, row.reference, row.translation) == (SOURCES[line - 1], references[line - 1], translations[line - 1])
+    rejects = pd.read_parquet(work / "translations" / "latest" / "rejects")
+    assert rejects[["source", "line", "reason"]].values.tolist() == [["hyp.two.en", 2, "empty_translation"]] * 2
+    summary = json.loads((work / "corpus" / "latest" / "summary.json").read_text())
+    assert summary["not_ranked"] == {"trans": "trans_score"} and "trans" not in summary["deciles"]
+    assert "Not ranked: `trans_score`" in (work / "corpus" / "latest" / "summary.md").read_text()
+
+    refused = run_luigi(work, "SelectTrainingSet", *arguments(inputs), "--pp-vectors", str(inputs / "vectors.txt"), "--scorer", "trans", cwd=tmp_path)
+    assert_one_line_error(refused, "--scorer trans: the corpus has no trans_score (no model scored its translations)")
+
+
+@pytest.mark.parametrize("change, expected", [
+    (lambda folder: (folder / "hyp.two.en").write_text("one line short\n" * 4), "hyp.two.en has 4 lines but its foreign file"),
+    (lambda folder: (folder / "hyp.two.en").write_text("one line more\n" * 6), "hyp.two.en has 6 lines but its foreign file"),
+], ids=["shorter", "longer"])
+def test_a_translation_file_not_aligned_with_its_foreign_file_is_one_line(tmp_path, inputs, change, expected):
+    change(inputs)
+    result = run_luigi(tmp_path / "work", "ImportTranslations", *arguments(inputs), cwd=tmp_path)
+    assert_one_line_error(result, expected)
+    assert not (tmp_path / "work" / "translations").exists()
+
+
+def test_translations_of_a_file_that_is_not_an_input_are_one_line(tmp_path, inputs):
+    (inputs / "other.cs").write_text("Jiná věta.\n")
+    result = run_luigi(tmp_path / "work", "ImportTranslations", "--inputs", f"{inputs}/test.cs::{inputs}/ref.A.en",
+                       "--translations", f"{inputs}/other.cs::{inputs}/hyp.one.en", cwd=tmp_path)
+    assert_one_line_error(result, "other.cs is not the foreign file of any input")
+
+
+def test_without_a_scoring_model_the_pp_model_cannot_be_bootstrapped(tmp_path, inputs):
+    result = run_luigi(tmp_path / "work", "BuildParaNMT", *arguments(inputs), cwd=tmp_path)
+    assert_one_line_error(result, "the pairs have no translation score (translations made elsewhere, no --translator named)")
+
+
+def test_a_named_translator_scores_each_translation_by_forced_decoding(luigi_workdir, tmp_path, tiny_nmt):
+    """trans_score is the model's forced-decoding log-probability of the translation made
+    elsewhere, as Translator.score gives it; every pair is scored."""
+    pairs = toy_pairs(30, seed=11)
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "toy.cs").write_text("".join(cs + "\n" for cs, _ in pairs))
+    (folder / "toy.en").write_text("".join(en + "\n" for _, en in pairs))
+    translations = [en for _, en in toy_pairs(30, seed=12)]  # another system's output
+    (folder / "sys.en").write_text("".join(line + "\n" for line in translations))
+    export.export_model(tiny_nmt.model, tmp_path / "model")
+    task = ImportTranslations(inputs=str(folder / "toy.cs"), translations=f"{folder}/toy.cs::{folder}/sys.en", translator=str(tmp_path / "model"))
+    assert luigi.build([task], local_scheduler=True, log_level="WARNING")
+    got = pd.read_parquet(task.output_dir / "pairs").sort_values("id")
+    model = NmtModel.load(task.requires()["model"].output_dir)
+    expected = load_translator(model, "ctranslate2").score([cs for cs, _ in pairs], translations)
+    assert np.allclose(got.trans_score, [h.score for h in expected]) and (got.trans_n_tokens == [h.n_tokens for h in expected]).all()
+    assert read_manifest(task.output_dir)["trans_score"].startswith("forced decoding by")
+
+
+def test_pairs_written_before_the_system_column_read_with_an_empty_one():
+    old = pa.table({"id": ["x-1"], "pivot": ["cs"], "foreign": ["Ahoj."], "reference": ["Hi."], "translation": ["Hello."], "trans_score": [-0.5]})
+    upgraded = schemas.upgraded(old)
+    assert upgraded.column_names == ["id", "pivot", "foreign", "reference", "translation", "system", "trans_score"]
+    assert upgraded.column("system").to_pylist() == [""]
+
+
+@pytest.mark.slow
+def test_the_eight_wmt21_systems_with_both_references_make_16000_pairs(tmp_path):
+    """The issue's real data: 8 primary WMT21 cs→en systems × 1,000 sentences × 2 references."""
+    wmt21 = require_shared("csen", "wmt21")
+    vectors = require_shared("wordvec", "glove50_4k.txt")
+    source = wmt21 / "newstest2021.cs-en.src.cs"
+    result = run_luigi(tmp_path / "work", "BuildParaNMT", "--inputs", f"{source}::{wmt21}/newstest2021.cs-en.ref.A.en,{source}::{wmt21}/newstest2021.cs-en.ref.B.en",
+                       "--translations", f"{source}::{wmt21}/newstest2021.cs-en.hyp.*.en", "--pp-vectors", str(vectors), cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    corpus = pd.read_parquet(tmp_path / "work" / "corpus" / "latest" / "corpus")
+    assert len(corpus) == 16_000 and corpus.system.nunique() == 8 and corpus.source.nunique() == 2
+    assert read_manifest(tmp_path / "work" / "translations" / "latest")["rejects"]["total"] == 0

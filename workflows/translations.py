@@ -1,0 +1,90 @@
+"""ImportTranslations: translations made elsewhere, aligned with the bitext's foreign files → ``pairs``."""
+
+from __future__ import annotations
+
+import time
+from functools import cached_property
+from pathlib import Path
+
+import luigi
+
+import schemas
+from corpus.inputs import TranslationFile, resolve_translations
+from models.nmt.model import NmtModel
+from pipelines import io
+from pipelines.backtranslate import TranslatorSpec, pending_shards
+from pipelines.progress import Tally, marking, progress_while_running
+from pipelines.translations import STAGE, Translations, build_import, expected_translations
+from workflows.base import StageTask
+from workflows.config import count_parameter
+from workflows.ingest import IngestBitext
+from workflows.nmt import TranslatorChoice
+
+TRANSLATIONS_HELP = ("Translations made elsewhere: comma-separated foreign_file::translation_file items, line i of a "
+                     "translation file translating line i of the foreign file (an input's); a glob gives one file per "
+                     "system. Scored by --translator when one is named, else trans_score is empty.")
+
+
+class ImportTranslations(TranslatorChoice, StageTask):
+    """Pair each bitext row with the translations of its foreign line made elsewhere (one pair per
+    translation file: ``system``), scored by ``--translator`` when one is named (forced decoding),
+    else with an empty ``trans_score``. Resumable per shard, as BackTranslate."""
+
+    stage = STAGE
+    keeps_partial_output = True
+
+    translations = luigi.Parameter(description=TRANSLATIONS_HELP)
+    chunk_rows = count_parameter(default=4096, description="Bitext rows scored together (and read from a translation file at once).")
+
+    def requires(self):
+        upstream = {"bitext": IngestBitext(**self.input_params())}
+        if self.translator:
+            upstream["model"] = self.model_task("ctranslate2")
+        return upstream
+
+    @cached_property
+    def translation_files(self) -> list[TranslationFile]:
+        """The translation files, resolved and checked against the inputs (once per task)."""
+        return resolve_translations(self.translations, IngestBitext(**self.input_params()).units)
+
+    def input_files(self) -> list[str]:
+        return [file.path for file in self.translation_files]
+
+    def check_inputs(self) -> None:
+        _ = self.translation_files  # InputError, in one line, for a misaligned or missing file
+
+    def build(self, partial_dir: Path) -> dict:
+        pairs_dir, rejects_dir = str(partial_dir / "pairs"), str(partial_dir / "rejects")
+        for directory in (pairs_dir, rejects_dir):
+            io.remove_temporaries(directory)
+        bitext = self.requires()["bitext"]
+        bitext_files, bitext_rows = bitext.committed("bitext")
+        units = bitext.units
+        model = NmtModel.load(self.requires()["model"].output_dir) if self.translator else None
+        translations = Translations(tuple(self.translation_files), {unit.source: unit.path for unit in units},
+                                    bitext.max_line_bytes, TranslatorSpec(model, device="cpu") if model else None)
+        total = expected_translations(bitext_files, translations)
+        pending = pending_shards(bitext_files, pairs_dir)
+        already = io.dataset_rows(pairs_dir) + io.dataset_rows(rejects_dir)
+        scoring = f", scored by {model.system} (forced decoding)" if model else ", not scored (no --translator)"
+        self.progress(f"{len(self.translation_files)} translation file(s) over {len(bitext_files)} bitext shard(s){scoring}")
+        started = time.time()
+        if pending:
+            with marking(str(partial_dir / "_import-progress")) as marks, \
+                    progress_while_running(Tally(lambda: already + marks.count("pairs"), total, "translations read", "translations"), self.progress, already):
+                self.run_pipeline(lambda p: build_import(p, pending, translations, pairs_dir, rejects_dir, self.chunk_rows, marks))
+        io.ensure_nonempty(pairs_dir, schemas.PAIRS)
+        io.ensure_nonempty(rejects_dir, schemas.REJECTS)
+        rows, rejects = io.dataset_rows(pairs_dir), io.rejects_by_reason(rejects_dir)
+        io.check_rows(self.stage, rows + sum(rejects.values()), total, "translations of the bitext rows (pairs and rejects)")
+        self.progress(f"{rows} pairs of {len(self.translation_files)} system(s), {sum(rejects.values())} rejects", 100)
+        return {
+            "schema": {"pairs": schemas.version_of(schemas.PAIRS), "rejects": schemas.version_of(schemas.REJECTS)},
+            "systems": [file.system for file in self.translation_files],
+            "trans_score": f"forced decoding by {model.system}" if model else "none: no --translator named",
+            "model": model.system if model else None,
+            "model_fingerprint": model.fingerprint("ctranslate2") if model else None,
+            "rows": {"pairs": rows, "bitext": bitext_rows},
+            "rejects": {"total": sum(rejects.values()), "by_reason": rejects},
+            "seconds_this_run": round(time.time() - started, 2),
+        }
