@@ -164,6 +164,7 @@ class Report:
     data: dict
     links: dict[str, str] = field(default_factory=dict)  # label → path relative to the report folder
     provenance: Provenance | None = None
+    guide: str = READING_GUIDE  # how to read the numbers
 
     @property
     def plots(self) -> list[Plot]:
@@ -183,7 +184,7 @@ class Report:
         (folder / "report.json").write_text(json.dumps(_plain(document), indent=2) + "\n")
         head = [self.provenance.markdown_summary()] if self.provenance else []
         tail = [self.provenance.markdown_details()] if self.provenance else []
-        markdown = [f"# {self.title}", "", *head, f"**Result.** {self.summary}", "", self.about, "", READING_GUIDE, ""]
+        markdown = [f"# {self.title}", "", *head, f"**Result.** {self.summary}", "", self.about, "", self.guide, ""]
         (folder / "report.md").write_text("\n".join(markdown + [table.markdown() for table in self.tables] + tail))
         (folder / "index.html").write_text(self.html())
         return ["report.json", "report.md", "index.html", *(plot["file"] for plot in plots)]
@@ -196,7 +197,7 @@ class Report:
             f"<h1>{html.escape(self.title)}</h1>\n"
             + (self.provenance.html() if self.provenance else "")
             + f'<p class="result"><strong>Result.</strong> {html.escape(self.summary)}</p>\n'
-            f"<p>{html.escape(self.about)}</p>\n<p><strong>How to read the numbers.</strong> {html.escape(READING_GUIDE)}</p>\n"
+            f"<p>{html.escape(self.about)}</p>\n<p><strong>How to read the numbers.</strong> {html.escape(self.guide)}</p>\n"
             + "".join(table.html() for table in self.tables)
             + f"<h2>Files</h2><ul>{items}</ul>\n</body></html>\n"
         )
