@@ -1,0 +1,84 @@
+"""ScoresAgainstJudgments end to end through Luigi on a judged file and tiny STS files made here
+(tiny encoders trained on 40 pairs), a set whose files are absent, and a bad judged file through
+the real command line."""
+
+import json
+import re
+
+import luigi
+import pytest
+from conftest import squeezed
+from test_bad_input_cli import assert_one_line_error, run_luigi
+from test_corpus_flow import WORDS, vectors  # noqa: F401 - vectors is a fixture
+from test_encoders_flow import fill_sts, sts_dir, write_pairs_tsv  # noqa: F401 - sts_dir is a fixture
+from test_experiments import TINY, assert_png, build, manifests, provenance_of, report_of
+
+from workflows.judgments import ScoresAgainstJudgments
+
+
+def judged_file(path):
+    """Pairs of four distinct words sharing k = 0 … 4 of them (unigram F1 k/4), judged yes from k = 2 on."""
+    lines = []
+    for k in range(5):
+        for start in range(0, 12, 4):
+            first = WORDS[start : start + 4]
+            second = first[:k] + WORDS[12 + k : 16]
+            lines.append(f"{' '.join(first)}\t{' '.join(reversed(second))}\t{int(k >= 2)}\n")
+    path.write_text("".join(lines))
+    return path
+
+
+@pytest.fixture
+def no_pan(tmp_path):
+    """[judgments] pan_dir pointed at a folder that does not exist, for one test."""
+    config = luigi.configuration.get_config()
+    config.set("judgments", "pan_dir", str(tmp_path / "no-pan"))
+    yield tmp_path / "no-pan"
+    config.remove_option("judgments", "pan_dir")
+
+
+def test_every_score_against_a_judged_file_and_the_sts_years(luigi_workdir, sts_dir, no_pan, tmp_path):  # noqa: F811
+    fill_sts(sts_dir)
+    tsv, judged = write_pairs_tsv(tmp_path / "train.tsv", 40), judged_file(tmp_path / "judged.tsv")
+    task = ScoresAgainstJudgments(train_data=str(tsv), models="word_avg", judged_sets="sts,pan", judged_file=str(judged),
+                                  sentence_transformer=str(tmp_path / "no-model"), resamples=50, **TINY)
+    build(task)
+    report = report_of(task)
+    data = report["data"]
+    assert list(data["sets"]) == ["STS 2012", "STS 2013", "STS 2014", "STS 2015", "STS 2016", "file judged.tsv"]
+    assert data["skipped"] == {"pan": f"absent: {no_pan / 'pan-train_s1.txt'}"}
+    assert data["unavailable"]["cosine no-model"].startswith(f"{tmp_path / 'no-model'} could not be loaded offline")
+    mine = data["sets"]["file judged.tsv"]
+    assert mine["pairs"] == 15 and mine["kind"] == "yes/no"
+    assert set(mine["scores"]) == {"trigram_overlap", "pp_sim", "unigram_f1", "kendall_tau", "reference_p_en", "translation_p_en", "cosine word_avg"}
+    f1 = mine["scores"]["unigram_f1"]  # the corpus's own unigram F1: k/4, so the yes pairs are exactly the top ones
+    assert f1["auc"] == 1 and f1["auc_ci"] == [1, 1] and f1["spearman"] > 0.8
+    assert [d["mean_judgment"] for d in f1["deciles"] if d["pairs"]][0] == 0 and f1["deciles"][-1]["mean_judgment"] == 1
+    assert all("auc" not in result for result in data["sets"]["STS 2012"]["scores"].values())  # graded: no AUC
+    assert data["sets"]["STS 2012"]["scores"]["cosine word_avg"]["pairs"] == 30  # five datasets of six pairs pooled
+    assert "pp_sim" in data["scores"] and "Word Avg encoder" in data["scores"]["pp_sim"]  # the PP model trained on the pairs
+
+    markdown = squeezed((task.output_dir / "report.md").read_text())
+    assert "## Spearman ρ × 100 [95 % interval]" in markdown and "## ROC AUC × 100 [95 % interval] (yes/no sets)" in markdown
+    assert "| file judged.tsv | 15 |" in markdown and "| 100.0 [100.0, 100.0] |" in markdown
+    assert "## file judged.tsv: share judged yes per decile of each score" in markdown
+    assert re.search(r"\| pan \| skipped \| absent: ", markdown) and "| cosine no-model | not computed: " in markdown
+    for name in ("spearman_by_set", "judgment_by_decile"):
+        assert_png(task.output_dir / f"{name}.png")
+    plot = next(p for p in report["plots"] if p["file"] == "spearman_by_set.png")
+    assert plot["x"] == list(data["sets"]) and plot["series"]["unigram_f1"][-1] == 100 * f1["spearman"]
+    head = provenance_of(task)
+    assert f"the sentence pairs in {tsv} (--train-data" in head and "--judged-file" in head and 'class="warning"' not in head
+    assert json.loads((task.output_dir / "_SUCCESS").read_text())["stage"] == "experiments/scores-vs-judgments"
+
+    before = manifests(luigi_workdir)
+    build(task)  # finished: nothing runs again
+    assert manifests(luigi_workdir) == before
+
+
+def test_a_bad_judged_file_stops_the_command_in_one_line(tmp_path, vectors):  # noqa: F811
+    bad = tmp_path / "judged.tsv"
+    bad.write_text("a man\ta woman\t3\nthe dog\ta cat\tsimilar\n")
+    result = run_luigi(tmp_path / "work", "ScoresAgainstJudgments", "--judged-file", str(bad), "--judged-sets", "pan",
+                       "--without-encoders", "--pp-vectors", vectors, "--sentence-transformer", "")
+    assert_one_line_error(result, f"{bad}:2: the judgment 'similar' is not a number")
