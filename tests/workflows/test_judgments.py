@@ -1,6 +1,7 @@
-"""ScoresAgainstJudgments end to end through Luigi on a judged file and tiny STS files made here
-(tiny encoders trained on 40 pairs), a set whose files are absent, and a bad judged file through
-the real command line."""
+"""ScoresAgainstJudgments end to end through Luigi on a judged file, tiny STS files and a
+ParaCrawl-like Czech–English sample made here (tiny encoders trained on 40 pairs, a tiny random
+translator for the translation score), a set whose files are absent, and a bad judged file
+through the real command line."""
 
 import json
 import re
@@ -8,6 +9,7 @@ import re
 import luigi
 import pytest
 from conftest import squeezed
+from hf_fixtures import demo_lines, marian
 from test_bad_input_cli import assert_one_line_error, run_luigi
 from test_corpus_flow import WORDS, vectors  # noqa: F401 - vectors is a fixture
 from test_encoders_flow import fill_sts, sts_dir, write_pairs_tsv  # noqa: F401 - sts_dir is a fixture
@@ -29,24 +31,35 @@ def judged_file(path):
 
 
 @pytest.fixture
-def no_pan(tmp_path):
-    """[judgments] pan_dir pointed at a folder that does not exist, for one test."""
+def judged_folders(tmp_path):
+    """[judgments]: pan_dir a folder that does not exist, paracrawl_dir a release of eight
+    labelled demo-corpus pairs (every other one valid), for one test."""
+    czech, english = demo_lines()
+    release = tmp_path / "paracrawl" / "paracrawl-v7-validation"
+    release.mkdir(parents=True)
+    (release / "sorted.en-cs").write_text("".join(f"u\tv\t{en}\t{cs}\t0.5\t{'VE'[i % 2]}\t\t3\n" for i, (cs, en) in enumerate(zip(czech[:8], english[:8], strict=True))))
     config = luigi.configuration.get_config()
     config.set("judgments", "pan_dir", str(tmp_path / "no-pan"))
+    config.set("judgments", "paracrawl_dir", str(tmp_path / "paracrawl"))
     yield tmp_path / "no-pan"
     config.remove_option("judgments", "pan_dir")
+    config.remove_option("judgments", "paracrawl_dir")
 
 
-def test_every_score_against_a_judged_file_and_the_sts_years(luigi_workdir, sts_dir, no_pan, tmp_path):  # noqa: F811
+def test_every_score_against_a_judged_file_the_sts_years_and_a_czech_sample(luigi_workdir, sts_dir, judged_folders, tmp_path):  # noqa: F811
     fill_sts(sts_dir)
     tsv, judged = write_pairs_tsv(tmp_path / "train.tsv", 40), judged_file(tmp_path / "judged.tsv")
-    task = ScoresAgainstJudgments(train_data=str(tsv), models="word_avg", judged_sets="sts,pan", judged_file=str(judged),
-                                  sentence_transformer=str(tmp_path / "no-model"), resamples=50, **TINY)
+    task = ScoresAgainstJudgments(train_data=str(tsv), models="word_avg", judged_sets="sts,pan,paracrawl", judged_file=str(judged),
+                                  sentence_transformer=str(tmp_path / "no-model"), translator=str(marian(tmp_path / "marian")),
+                                  resamples=50, **TINY)
     build(task)
     report = report_of(task)
     data = report["data"]
-    assert list(data["sets"]) == ["STS 2012", "STS 2013", "STS 2014", "STS 2015", "STS 2016", "file judged.tsv"]
-    assert data["skipped"] == {"pan": f"absent: {no_pan / 'pan-train_s1.txt'}"}
+    assert list(data["sets"]) == ["STS 2012", "STS 2013", "STS 2014", "STS 2015", "STS 2016", "ParaCrawl v7 cs–en", "file judged.tsv"]
+    assert data["skipped"] == {"pan": f"absent: {judged_folders / 'pan-train_s1.txt'}"}
+    czech = data["sets"]["ParaCrawl v7 cs–en"]
+    assert set(czech["scores"]) == {"translation_p_en", "source_p_cs", "trans_score"} and czech["scores"]["trans_score"]["pairs"] == 8
+    assert czech["scores"]["trans_score"]["auc"] is not None and "trans_score" not in data["unavailable"]
     assert data["unavailable"]["cosine no-model"].startswith(f"{tmp_path / 'no-model'} could not be loaded offline")
     mine = data["sets"]["file judged.tsv"]
     assert mine["pairs"] == 15 and mine["kind"] == "yes/no"
