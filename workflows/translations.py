@@ -62,7 +62,7 @@ class ImportTranslations(TranslatorChoice, StageTask):
         units = bitext.units
         model = NmtModel.load(self.requires()["model"].output_dir) if self.translator else None
         translations = Translations(tuple(self.translation_files), {unit.source: unit.path for unit in units},
-                                    bitext.max_line_bytes, TranslatorSpec(model, device="cpu") if model else None)
+                                    bitext.max_line_bytes, TranslatorSpec(model) if model else None)
         total = expected_translations(bitext_files, translations)
         pending = pending_shards(bitext_files, pairs_dir)
         already = io.dataset_rows(pairs_dir) + io.dataset_rows(rejects_dir)
