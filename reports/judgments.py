@@ -101,10 +101,10 @@ class PanelPlot(Plot):
         axes.axvline(0, color="black", linewidth=0.8)
 
 
-def _series(panels: Mapping[str, Mapping], at: int = 0) -> dict[str, list]:
-    """report.json's series of a panel plot: per score, its value (or ``at`` element) in each set."""
+def _series(panels: Mapping[str, Mapping]) -> dict[str, list]:
+    """report.json's series of the interval plot: per score, its value in each set."""
     scores = list(dict.fromkeys(score for panel in panels.values() for score in panel))
-    return {score: [panels[name][score][at] if score in panels[name] else None for name in panels] for score in scores}
+    return {score: [panels[name][score][0] if score in panels[name] else None for name in panels] for score in scores}
 
 
 def _grid(title: str, sets: Mapping[str, Mapping], scores: list[str], statistic: str, note: str, plot: Plot | None = None) -> Table:
