@@ -335,7 +335,7 @@ class WriteDeciledShard(beam.DoFn):
             yield summary
 
 
-def add_corpus_write(corpus_dir: str, pairs_dir: str, examples: int, summary_path: str, ranked: Sequence[str]) -> AfterCuts:
+def add_corpus_write(corpus_dir: str, pairs_dir: str, examples: int, summary_path: str, ranked: Sequence[str] = tuple(SCORERS)) -> AfterCuts:
     """Pass 3, to run in the cut search's pipeline: write the partitioned corpus (the scored
     shards joined to the ``pairs`` shards in ``pairs_dir``) and the per-decile summary JSON."""
 

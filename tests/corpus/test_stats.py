@@ -48,7 +48,8 @@ def test_summary_record_counts_the_largest_ranking_and_keeps_deciles_only_with_r
     model, rejects = {"kind": "vectors file", "path": "v.txt", "sha256": "ab" * 32}, {"ingest": {"total": 0, "by_reason": {}}}
     deciles = {"pp": {"0": {"rows": 3, "min": 0.1, "max": 0.2, "examples": []}}}
     record = summary_record({"pp": 3, "trans": 2}, {"pp": [Key(0.5, 7)], "trans": []}, deciles, "work/corpus/x/corpus", model, rejects)
-    assert list(record) == ["rows", "corpus_dir", "translated_by", "pp_model", "rejects", "scorers", "cuts", "deciles"]  # summary.json's order
+    assert list(record) == ["rows", "corpus_dir", "translated_by", "pp_model", "rejects", "scorers", "not_ranked", "cuts", "deciles"]  # summary.json's order
+    assert record["not_ranked"] == {}
     assert record["rows"] == 3 and record["cuts"] == {"pp": [(0.5, 7)], "trans": []} and record["scorers"] == SCORERS
     assert record["deciles"] == deciles and record["corpus_dir"] == "work/corpus/x/corpus" and record["pp_model"] is model
     assert summary_record({}, {}, deciles, "c", model, rejects)["deciles"] == {}
