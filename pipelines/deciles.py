@@ -219,7 +219,11 @@ def decile_ranks(n: int) -> list[int]:
     return deciles.cut_ranks(n, 10)
 
 
-def scorer_keys(ranked: Sequence[str] = tuple(SCORERS)) -> IdKeys:
+# What is ranked unless told: every scorer (``trans`` is left out where no model scored the translations).
+EVERY_SCORER = tuple(SCORERS)
+
+
+def scorer_keys(ranked: Sequence[str] = EVERY_SCORER) -> IdKeys:
     """The ranking keys of the ``ranked`` scorers (all but ``trans`` where no model scored the
     translations: their ``trans_score`` is null)."""
     return IdKeys(tuple((name, SCORERS[name]) for name in ranked), stored_hash=True)
@@ -229,7 +233,7 @@ SCORER_KEYS = scorer_keys()
 _PICK = "_pick"
 
 
-def with_deciles(table: pa.Table, cuts: dict[str, list[Key]], ranked: Sequence[str] = tuple(SCORERS)) -> pa.Table:
+def with_deciles(table: pa.Table, cuts: dict[str, list[Key]], ranked: Sequence[str] = EVERY_SCORER) -> pa.Table:
     """``table`` plus ``decile_<scorer>`` columns (int8; null for a scorer not ``ranked``) and
     ``_pick``, the mixed id hash that chooses the summary's example pairs (a deterministic random
     pick that combines across shards)."""
@@ -243,7 +247,7 @@ def with_deciles(table: pa.Table, cuts: dict[str, list[Key]], ranked: Sequence[s
     return table.append_column(_PICK, pa.array(mix64(keys["pp"][1])))
 
 
-def summary_part(table: pa.Table, examples: int, ranked: Sequence[str] = tuple(SCORERS)) -> dict:
+def summary_part(table: pa.Table, examples: int, ranked: Sequence[str] = EVERY_SCORER) -> dict:
     """Per (ranked scorer, decile): rows, score range, and the ``examples`` pairs of smallest pick."""
     pick = table.column(_PICK).to_numpy()
     entries, chosen = [], []
@@ -270,7 +274,7 @@ def summary_part(table: pa.Table, examples: int, ranked: Sequence[str] = tuple(S
 class SummaryCombine(beam.CombineFn):
     """Merges summary parts: rows add up, ranges widen, the smallest-pick examples survive."""
 
-    def __init__(self, examples: int, ranked: Sequence[str] = tuple(SCORERS)):
+    def __init__(self, examples: int, ranked: Sequence[str] = EVERY_SCORER):
         self.examples, self.ranked = examples, tuple(ranked)
 
     def create_accumulator(self):
@@ -335,7 +339,7 @@ class WriteDeciledShard(beam.DoFn):
             yield summary
 
 
-def add_corpus_write(corpus_dir: str, pairs_dir: str, examples: int, summary_path: str, ranked: Sequence[str] = tuple(SCORERS)) -> AfterCuts:
+def add_corpus_write(corpus_dir: str, pairs_dir: str, examples: int, summary_path: str, ranked: Sequence[str] = EVERY_SCORER) -> AfterCuts:
     """Pass 3, to run in the cut search's pipeline: write the partitioned corpus (the scored
     shards joined to the ``pairs`` shards in ``pairs_dir``) and the per-decile summary JSON."""
 
@@ -364,7 +368,7 @@ def write_corpus(
     sample_size: int = DEFAULT_SAMPLE,
     report: Report | None = None,
     translated_by: str = "",
-    ranked: Sequence[str] = tuple(SCORERS),
+    ranked: Sequence[str] = EVERY_SCORER,
 ) -> dict:
     """Rank ``scored_files`` into deciles of every scorer and write the corpus (their rows in
     ``pairs_dir`` with the scores and deciles) partitioned by ``decile_pp`` to ``corpus_dir``,

@@ -22,7 +22,6 @@ import logging
 from dataclasses import dataclass
 
 import apache_beam as beam
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -89,9 +88,8 @@ def unit_pairs(rows: pa.Table, file: TranslationFile, translations: Translations
     if scorer is not None and kept:
         hypotheses = scorer.score(rows.column("foreign").to_pylist(), translated, rows.column("pivot").to_pylist())
         scored = [h is not None for h in hypotheses]
-        for at in np.flatnonzero(~np.array(scored)):
-            line = rows.column("line")[int(at)].as_py()
-            rejects.append(Reject.of(file.system, line, "unscorable", "the foreign side or the translation has no piece of the scoring model", translated[at]))
+        rejects += [Reject.of(file.system, line, "unscorable", "the foreign side or the translation has no piece of the scoring model", text)
+                    for line, text, ok in zip(rows.column("line").to_pylist(), translated, scored, strict=True) if not ok]
         rows = rows.filter(pa.array(scored))
         good = [h for h in hypotheses if h is not None]
         translated, scores, n_tokens, truncated = [h.text for h in good], [h.score for h in good], [h.n_tokens for h in good], [h.truncated for h in good]

@@ -159,6 +159,7 @@ class Translator(ABC):
                        key=lambda i: (max(len(sources[i]), len(targets[i])), i))
         results: list[Hypothesis | None] = [None] * len(texts)
         lengths = [max(len(sources[i]), len(targets[i])) for i in order]
+        # No beam here: a batch may hold as many tokens as a beam search's batch times its beam.
         for batch in token_batches(lengths, self.batch_tokens * self.options.beam_size):
             indices = order[batch]
             scores = self.force([sources[i] for i in indices], [targets[i] for i in indices])
