@@ -6,18 +6,23 @@ and every machine, and every item has a distinct rank. With N items, the cut for
 q is the item of 0-based rank r_k = floor(k·N/q); an item belongs to bin d when
 r_d ≤ rank < r_{d+1}, so bins differ in size by at most one.
 
-The cut keys are found exactly in two passes over the data, each a commutative combine:
+The cut keys are found exactly in three passes over the data, each a commutative combine:
   1. a uniform sample: every item whose mixed hash mix64(h) is below 2⁶⁴·m/N, about m items,
      the same ones on every run. The hash is independent of the score, but not of the order
      inside a tie (that order *is* h), so the sample is drawn on a bijective remix of h: a
      sample of the smallest h would hold only the low end of every run of tied scores;
-  2. from the sorted sample, a bracket [lo_k, hi_k] of keys around each cut (its sample position
-     ± a few standard deviations); the pass counts the items strictly below lo_k and collects
-     the keys inside the bracket; the cut is the (r_k − below_k)-th smallest of them.
-When the sample keeps every item (N ≤ m), its sorted keys give the cuts and pass 2 is skipped.
-When the cut falls outside its bracket (about one cut in 10⁸ with the default width), the second
-pass is repeated with a wider bracket; the width grows until the bracket spans every item, so
-the method always ends. Pass 3 gives each item the number of cut keys ≤ its key.
+  2. from the sorted sample, a window of keys around each cut (its sample position ± a few
+     standard deviations), cut into at most ``BINS`` bins at sample keys; the pass counts the
+     items below the window, in each bin and above it, so the bin that holds rank r_k is known;
+  3. that bin is the cut's bracket [lo_k, hi_k]: the pass counts the items strictly below lo_k
+     and collects the keys inside it; the cut is the (r_k − below_k)-th smallest of them.
+Collecting the whole window in one pass would take about width·N/√m keys a cut (308,000 at
+N = 51.4M, m = 1M), a memory that grows with N; with the bins, pass 2 moves B + 2 counts a cut
+and pass 3 the keys of one bin, about width·N/(√m·B) (75 at 51.4M).
+When the sample keeps every item (N ≤ m), its sorted keys give the cuts and passes 2 and 3 are
+skipped. When the cut falls outside its window (about one cut in 10⁸ with the default width),
+the passes are repeated with a wider window; the width grows until the window spans every item,
+so the method always ends. The write then gives each item the number of cut keys ≤ its key.
 """
 
 from __future__ import annotations
@@ -32,8 +37,10 @@ from corpus.mix import mix64
 # The corpus's ranked scores: decile column ``decile_<name>`` ranks column ``SCORERS[name]``.
 SCORERS = {"trans": "trans_score", "trigram": "trigram_overlap", "pp": "pp_sim", "unigram": "unigram_f1", "tau": "kendall_tau"}
 HASH_MAX = 2**64 - 1
-# Bracket half-width in standard deviations of a sample quantile's position (at most √m/2).
+# Window half-width in standard deviations of a sample quantile's position (at most √m/2).
 DEFAULT_WIDTH = 6.0
+# Most bins a window is cut into: pass 2 moves BINS + 2 counts a cut, pass 3 the keys of one bin.
+BINS = 4096
 
 
 @dataclass(frozen=True)
@@ -51,17 +58,30 @@ LOWEST = Key(-math.inf, 0)
 HIGHEST = Key(math.inf, HASH_MAX)
 
 
+@dataclass(frozen=True, eq=False)
+class Window:
+    """Where pass 2 counts around the item of 0-based ``rank``: sorted edge keys e_0 ≤ … ≤ e_B
+    (``scores``, ``hashes``), bin i being [e_{i-1}, e_i) and the last one [e_{B-1}, e_B]."""
+
+    rank: int
+    scores: np.ndarray
+    hashes: np.ndarray
+
+    def edge(self, i: int) -> Key:
+        return Key(float(self.scores[i]), int(self.hashes[i]))
+
+    @property
+    def unbounded(self) -> bool:
+        return self.edge(0) == LOWEST and self.edge(-1) == HIGHEST
+
+
 @dataclass(frozen=True)
 class Bracket:
-    """Where pass 2 looks for the item of 0-based ``rank``: keys in [lo, hi]."""
+    """Where pass 3 looks for the item of 0-based ``rank``: keys in [lo, hi]."""
 
     rank: int
     lo: Key
     hi: Key
-
-    @property
-    def unbounded(self) -> bool:
-        return self.lo == LOWEST and self.hi == HIGHEST
 
 
 def cut_ranks(n: int, bins: int = 10) -> list[int]:
@@ -106,22 +126,25 @@ def sort_keys(scores: np.ndarray, hashes: np.ndarray) -> tuple[np.ndarray, np.nd
     return scores[order], hashes[order]
 
 
-def brackets(sample_scores: np.ndarray, sample_hashes: np.ndarray, n: int, ranks: list[int], width: float = DEFAULT_WIDTH) -> list[Bracket]:
-    """Brackets around each rank from the sample's own sorted keys (clamped to LOWEST/HIGHEST).
+def windows(sample_scores: np.ndarray, sample_hashes: np.ndarray, n: int, ranks: list[int], width: float = DEFAULT_WIDTH, bins: int = BINS) -> list[Window]:
+    """Windows around each rank from the sample's own sorted keys (clamped to LOWEST/HIGHEST), each
+    with at most ``bins + 1`` edges, sample keys evenly spaced in the window.
 
     In a uniform sample of m of n items, the item of rank r sits near position r·m/n with a
-    standard deviation of at most √m/2; the bracket reaches ``width`` of those either side.
+    standard deviation of at most √m/2; the window reaches ``width`` of those either side.
     """
     scores, hashes = sort_keys(sample_scores, sample_hashes)
     m = len(scores)
     half = width * math.sqrt(m) / 2 + 1
+    # sample position -1 stands for LOWEST, m for HIGHEST
+    padded_scores = np.concatenate(([-math.inf], scores, [math.inf]))
+    padded_hashes = np.concatenate((np.array([0], np.uint64), hashes.astype(np.uint64), np.array([HASH_MAX], np.uint64)))
     result = []
     for rank in ranks:
         position = rank * m / max(n, 1)
-        lo, hi = math.floor(position - half), math.ceil(position + half)
-        lo_key = LOWEST if lo < 0 else Key(float(scores[lo]), int(hashes[lo]))
-        hi_key = HIGHEST if hi >= m else Key(float(scores[hi]), int(hashes[hi]))
-        result.append(Bracket(rank, lo_key, hi_key))
+        lo, hi = max(math.floor(position - half), -1), min(math.ceil(position + half), m)
+        edges = np.unique(np.linspace(lo, hi, bins + 1).round().astype(np.int64)) + 1
+        result.append(Window(rank, padded_scores[edges], padded_hashes[edges]))
     return result
 
 
@@ -131,15 +154,41 @@ def cuts_of_all(scores: np.ndarray, hashes: np.ndarray, ranks: list[int]) -> lis
     return [Key(float(scores[rank]), int(hashes[rank])) for rank in ranks]
 
 
+def count_bins(scores: np.ndarray, hashes: np.ndarray, window: Window) -> np.ndarray:
+    """Pass 2 on one batch: the items below the window, in each of its B bins, and above it (B + 2 counts)."""
+    edges = len(window.scores)
+    below = less(scores, hashes, window.edge(0))
+    above = ~less_equal(scores, hashes, window.edge(-1))
+    inside = ~below & ~above
+    # an inside item's bin is the number of edges ≤ it (edges sort before equal items), but an
+    # item equal to e_B is in the last bin, B
+    is_edge = np.arange(edges + int(inside.sum())) < edges
+    order = np.lexsort((~is_edge, np.concatenate((window.hashes, hashes[inside])), np.concatenate((window.scores, scores[inside]))))
+    edges_up_to = np.cumsum(is_edge[order])[~is_edge[order]]
+    counts = np.bincount(np.minimum(edges_up_to, edges - 1), minlength=edges + 1)
+    counts[0], counts[-1] = below.sum(), above.sum()
+    return counts
+
+
+def locate(window: Window, counts: np.ndarray) -> Bracket | None:
+    """Pass 3's bracket, the bin that holds the window's rank (``counts``: pass 2's totals), or
+    None when the rank is outside the window. The bracket [e_{i-1}, e_i] holds bin i and e_i's
+    item; pass 3 counts the items below it itself."""
+    i = int(np.searchsorted(np.cumsum(counts), window.rank, side="right"))  # the first bin that ends after the rank
+    if not 0 < i < len(counts) - 1:
+        return None
+    return Bracket(window.rank, window.edge(i - 1), window.edge(i))
+
+
 def count_bracket(scores: np.ndarray, hashes: np.ndarray, bracket: Bracket) -> tuple[int, np.ndarray, np.ndarray]:
-    """Pass 2 on one batch: (items below lo, scores and hashes of the items inside the bracket)."""
+    """Pass 3 on one batch: (items below lo, scores and hashes of the items inside the bracket)."""
     below = less(scores, hashes, bracket.lo)
     inside = ~below & less_equal(scores, hashes, bracket.hi)
     return int(below.sum()), scores[inside], hashes[inside]
 
 
 def exact_cut(bracket: Bracket, below: int, scores: np.ndarray, hashes: np.ndarray) -> Key | None:
-    """The key of rank ``bracket.rank`` given pass 2's totals, or None when it is outside the bracket."""
+    """The key of rank ``bracket.rank`` given pass 3's totals, or None when it is outside the bracket."""
     position = bracket.rank - below
     if not 0 <= position < len(scores):
         return None

@@ -1,19 +1,22 @@
 """Exact cut keys over a sharded dataset (the passes of ``corpus.deciles``) and AssignDeciles' write.
 
-``find_cuts`` runs one Beam pipeline that reads the files twice: pass 1 combines a uniform
-sample and the row count per ranking, the brackets are computed from it inside the pipeline
-(a side input), pass 2 combines, per (ranking, cut), the count below each bracket and the keys
-inside it (when the sample holds every row, its sorted keys are the answer and pass 2 is left
-out). Only the small sample and the bracket contents cross the shuffle; no data is
-collected on the driver, which reads the resulting cut keys from a JSON file. A cut that falls
-outside its bracket makes the driver rerun the pipeline with wider brackets. What the caller
-does with the cuts can join the same pipeline (``then``: the cuts reach it as a side input, and
-it does nothing on an attempt whose cuts are incomplete), which saves a pipeline's start.
+``find_cuts`` runs one Beam pipeline that reads the files three times: pass 1 combines a uniform
+sample and the row count per ranking, the windows are computed from it inside the pipeline (a
+side input), pass 2 combines, per (ranking, cut), the counts in the bins of its window, the bin
+that holds the cut becomes its bracket (a side input again) and pass 3 combines the count below
+each bracket and the keys inside it (when the sample holds every row, its sorted keys are the
+answer and passes 2 and 3 are left out). Only the small sample, the bin counts and one bin's keys
+a cut cross the shuffle; no data is collected on the driver, which reads the resulting cut keys
+from a JSON file. A cut that falls outside its window makes the driver rerun the pipeline with
+wider windows. What the caller does with the cuts can join the same pipeline (``then``: the cuts
+reach it as a side input, and it does nothing on an attempt whose cuts are incomplete), which
+saves a pipeline's start.
 
-``add_corpus_write`` is pass 3 for AssignDeciles: each scored shard is joined to its pairs, gets
-a decile per scorer and is written as one file per ``decile_pp`` partition, while per-(scorer,
-decile) score ranges and example pairs are combined for the corpus summary. ``write_corpus`` is
-AssignDeciles' whole work: one pipeline for the cuts and pass 3, then the summary files.
+``add_corpus_write`` is AssignDeciles' write, the last read: each scored shard is joined to its
+pairs, gets a decile per scorer and is written as one file per ``decile_pp`` partition, while
+per-(scorer, decile) score ranges and example pairs are combined for the corpus summary.
+``write_corpus`` is AssignDeciles' whole work: one pipeline for the cuts and the write, then the
+summary files.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from apache_beam.io.filesystems import FileSystems
 
 import schemas
 from corpus import deciles
-from corpus.deciles import SCORERS, Bracket, Key
+from corpus.deciles import SCORERS, Key
 from corpus.mix import mix64
 from corpus.selection import PARTITION
 from corpus.stats import summary_markdown, summary_record
@@ -90,18 +93,31 @@ def _sample_parts(path: str, source: RankingInput, limit: int, marks: Marks):
     marks.add("file", 1)
 
 
-def _brackets_of(named_sample, ranks: Callable[[int], list[int]], width: float):
+def _windows_of(named_sample, ranks: Callable[[int], list[int]], width: float):
     name, (count, scores, hashes) = named_sample
-    return name, deciles.brackets(scores, hashes, count, ranks(count), width)
+    for k, window in enumerate(deciles.windows(scores, hashes, count, ranks(count), width)):
+        yield (name, k), window
 
 
-def _bracket_parts(path: str, source: RankingInput, marks: Marks, brackets: dict[str, list[Bracket]]):
-    """Pass 2 on one file: per (ranking, cut), the count below the bracket and the keys inside."""
+def _cut_parts(path: str, source: RankingInput, marks: Marks, count: Callable, searches: dict):
+    """Pass 2 or 3 on one file: per (ranking, cut) of ``searches`` (its window or bracket),
+    ``count``(scores, hashes, search) of each batch."""
     for keys in source.keys_of(path):
-        for name, (scores, hashes) in keys.items():
-            for k, bracket in enumerate(brackets.get(name, [])):
-                yield (name, k), deciles.count_bracket(scores, hashes, bracket)
+        for (name, k), search in searches.items():
+            yield (name, k), count(*keys[name], search)
     marks.add("file", 1)
+
+
+def _locate(keyed, windows: dict):
+    (name, k), counts = keyed
+    return (name, k), deciles.locate(windows[name, k], counts)
+
+
+def _missed(located, windows: dict):
+    """The record's entry of a cut outside its window."""
+    (name, k), bracket = located
+    if bracket is None:
+        yield name, k, windows[name, k].unbounded, None
 
 
 def _cuts_of_all(named_sample, ranks: Callable[[int], list[int]]):
@@ -111,11 +127,10 @@ def _cuts_of_all(named_sample, ranks: Callable[[int], list[int]]):
         yield name, k, True, cut.as_tuple()
 
 
-def _resolve(keyed, brackets: dict[str, list[Bracket]]):
+def _resolve(keyed, brackets: dict, windows: dict):
     (name, k), (below, scores, hashes) = keyed
-    bracket = brackets[name][k]
-    cut = deciles.exact_cut(bracket, below, scores, hashes)
-    return name, k, bracket.unbounded, None if cut is None else cut.as_tuple()
+    cut = deciles.exact_cut(brackets[name, k], below, scores, hashes)
+    return name, k, windows[name, k].unbounded, None if cut is None else cut.as_tuple()
 
 
 def _write_json(value, path: str) -> None:
@@ -150,24 +165,32 @@ AfterCuts = Callable[[beam.PCollection, beam.PCollection, Marks], object]
 
 
 def build_cut_search(pipeline: beam.Pipeline, source: RankingInput, ranks, n_hint: int, sample_size: int, width: float, result_path: str, marks: Marks = UNWATCHED, then: AfterCuts | None = None):
-    """Passes 1 and 2 (and ``then``) as one pipeline; writes {name: {count, cuts: {k: [score,
+    """Passes 1, 2 and 3 (and ``then``) as one pipeline; writes {name: {count, cuts: {k: [score,
     hash] | null}}} and leaves a ``file`` mark per file read (one per pass, and ``then``'s)."""
     limit = deciles.sample_limit(n_hint, sample_size)
     # each pass reads the keys of a file and reduces them in one step: the keys of every row
-    # never form a PCollection that a runner would hold while the brackets are computed
+    # never form a PCollection that a runner would hold while the windows are computed
     files = pipeline | "Files" >> beam.Create(sorted(source.files))
     samples = files | "SampleParts" >> beam.FlatMap(_sample_parts, source, limit, marks) | "Samples" >> beam.CombinePerKey(_ArraysCombine())
     counts = samples | "Counts" >> beam.Map(lambda named: (named[0], named[1][0]))
-    if deciles.keeps_all(n_hint, sample_size):  # the sample is every row: the cuts are in it, no second pass
+    if deciles.keeps_all(n_hint, sample_size):  # the sample is every row: the cuts are in it, no more passes
         resolved = samples | "Cuts" >> beam.FlatMap(_cuts_of_all, ranks)
     else:
-        brackets = samples | "Brackets" >> beam.Map(_brackets_of, ranks, width)
-        resolved = (
+        windows = beam.pvalue.AsDict(samples | "Windows" >> beam.FlatMap(_windows_of, ranks, width))
+        located = (
             files
-            | "BracketParts" >> beam.FlatMap(_bracket_parts, source, marks, beam.pvalue.AsDict(brackets))
-            | "Brackets2" >> beam.CombinePerKey(_ArraysCombine())
-            | "Resolve" >> beam.Map(_resolve, beam.pvalue.AsDict(brackets))
+            | "BinParts" >> beam.FlatMap(_cut_parts, source, marks, deciles.count_bins, windows)
+            | "Bins" >> beam.CombinePerKey(sum)
+            | "Locate" >> beam.Map(_locate, windows)
         )
+        brackets = beam.pvalue.AsDict(located | "Found" >> beam.Filter(lambda found: found[1] is not None))
+        cuts = (
+            files
+            | "BracketParts" >> beam.FlatMap(_cut_parts, source, marks, deciles.count_bracket, brackets)
+            | "Brackets" >> beam.CombinePerKey(_ArraysCombine())
+            | "Resolve" >> beam.Map(_resolve, brackets, windows)
+        )
+        resolved = (cuts, located | "Missed" >> beam.FlatMap(_missed, windows)) | "AllResolved" >> beam.Flatten()
     record = resolved | "AllCuts" >> beam.combiners.ToList() | "Record" >> beam.Map(_cut_record, beam.pvalue.AsDict(counts))
     if then is not None:
         then(files, record, marks)
@@ -193,8 +216,8 @@ def find_cuts(
     read so far are reported while the pipeline runs (``then_says`` what ``then``'s read is for).
     """
     n_hint = file_rows(source.files)
-    passes = 1 if deciles.keeps_all(n_hint, sample_size) else 2
-    per_file = ("one", "two")[passes - 1]
+    passes = 1 if deciles.keeps_all(n_hint, sample_size) else 3
+    per_file = {1: "one", 3: "three"}[passes]
     what = f"file reads ({per_file} per file for the exact cuts, one {then_says})" if then else f"file reads for the exact cuts ({per_file} per file)"
     reads = passes + (1 if then else 0)
     for attempt in range(1, 64):
@@ -209,10 +232,10 @@ def find_cuts(
             return {name: entry["count"] for name, entry in found.items()}, cuts
         missed = [(name, k) for name, entry in found.items() for k, cut in entry["cuts"].items() if cut is None]
         if any(found[name]["unbounded"][k] for name, k in missed):
-            raise RuntimeError(f"cut {missed} not found even with unbounded brackets: the input changed while it was read")
-        log.warning("cut keys %s fell outside their brackets (attempt %d); retrying with wider ones", missed, attempt)
+            raise RuntimeError(f"cut {missed} not found even with unbounded windows: the input changed while it was read")
+        log.warning("cut keys %s fell outside their windows (attempt %d); retrying with wider ones", missed, attempt)
         width *= 16
-    raise RuntimeError("cut search did not converge")  # unreachable: brackets become unbounded
+    raise RuntimeError("cut search did not converge")  # unreachable: windows become unbounded
 
 
 def decile_ranks(n: int) -> list[int]:
@@ -340,7 +363,7 @@ class WriteDeciledShard(beam.DoFn):
 
 
 def add_corpus_write(corpus_dir: str, pairs_dir: str, examples: int, summary_path: str, ranked: Sequence[str] = EVERY_SCORER) -> AfterCuts:
-    """Pass 3, to run in the cut search's pipeline: write the partitioned corpus (the scored
+    """The write, to run in the cut search's pipeline: the partitioned corpus (the scored
     shards joined to the ``pairs`` shards in ``pairs_dir``) and the per-decile summary JSON."""
 
     def then(files: beam.PCollection, record: beam.PCollection, marks: Marks):

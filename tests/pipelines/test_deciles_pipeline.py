@@ -106,8 +106,8 @@ def test_partition_filter_reads_only_that_decile(tmp_path, table):
     assert "decile_pp" not in pa.parquet.read_schema(fragments[0]).names
 
 
-def test_a_tiny_sample_forces_the_bracket_retry(tmp_path, table):
-    # 50 sampled keys and brackets of about one sample position: most cuts fall outside
+def test_a_tiny_sample_forces_the_window_retry(tmp_path, table):
+    # 50 sampled keys and windows of about one sample position: most cuts fall outside
     root, _, cuts, _ = assign(tmp_path, table, shards=2, sample_size=50, width=0.01, name="tiny")
     first = json.loads((root / "_cuts-1.json").read_text())
     assert any(None in entry["cuts"].values() for entry in first.values()) and (root / "_cuts-2.json").exists()
