@@ -101,7 +101,8 @@ def run_cell(cell: Cell, pairs_path: str, directory: str, epochs: int) -> dict:
     from models.encode import load_encoder
     from models.encoders import EncoderConfig
     from models.evaluation import dev_score
-    from models.trainer import TrainConfig, Trainer, read_pairs
+    from models.trainer import TrainConfig, Trainer
+    from models.training_pairs import read_pairs
 
     torch.set_num_threads(1)
     first, second = read_pairs(pairs_path)

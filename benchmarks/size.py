@@ -11,6 +11,10 @@ that every line is distinct; generated once per (format, N) into ``--data``:
 * ``czeng``: CzEng 1.6 plaintext in gzip files of at most ``--file-lines`` lines (CzEng is 100
   files), through ``IngestBitext``.
 
+With ``--train`` (release format), one more command: ``TrainOnFiltered --decile 9 --epochs 1`` on
+the corpus just built, to the STS tasks (../shared/data/sts): the selection and the encoder's
+training (stage ``encoders``; its row's pairs/s are the training set's pairs per second of it).
+
 Each stage runs as its own ``luigi`` command in a fresh folder; the table gives the stage's time
 (its manifest's), the command's wall time, the peak memory of the command's whole process tree
 (Luigi, the Beam runner and its workers; sampled every ``--every`` seconds) and the work
@@ -43,6 +47,7 @@ from benchmarks.common import (
     GLOVE,
     REPO,
     SHARED,
+    STS,
     local_dask_cluster,
     machine,
     markdown_table,
@@ -55,6 +60,7 @@ STAGES = {
                 ("corpus", ["BuildParaNMT", "--pairs", "{input}", "--pp-vectors", "{vectors}"])],
     "czeng": [("ingest", ["IngestBitext", "--inputs", "{input}"])],
 }
+TRAIN_STAGE = ("encoders", ["TrainOnFiltered", "--decile", "9", "--pairs", "{input}", "--pp-vectors", "{vectors}", "--epochs", "1", "--sts-dir", "{sts}"])
 
 
 def read_pairs(folder: Path) -> list[tuple[str, str, str]]:
@@ -139,6 +145,11 @@ def folder_bytes(folder: Path) -> int:
     return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file() and not path.is_symlink())
 
 
+def training_pairs(work: Path) -> int:
+    """The pairs the last encoder trained on (its training.json)."""
+    return json.loads((work / "encoders" / "latest" / "training.json").read_text())["pairs"]
+
+
 def stage_seconds(work: Path, stage: str) -> float | None:
     manifest = work / stage / "latest" / "_SUCCESS"
     return json.loads(manifest.read_text())["seconds"] if manifest.exists() else None
@@ -163,7 +174,7 @@ class Measured:
 
 
 def measure(kind: str, n: int, code: str, source: Path | None, data: Path, runs: Path, file_lines: int, every: float,
-            dask_workers: int = 0) -> Measured:
+            dask_workers: int = 0, train: bool = False) -> Measured:
     """The table rows of one (format, size, code) run, on the DirectRunner or, with
     ``dask_workers``, on a local dask.distributed cluster of that many one-thread worker processes
     (started for the run; the peak memory of each worker is the largest of them, after a slash);
@@ -176,14 +187,18 @@ def measure(kind: str, n: int, code: str, source: Path | None, data: Path, runs:
             contextlib.nullcontext(("", [])) as (address, cluster):
         runner = ["--paranmt-runner", "DaskRunner", "--paranmt-dask-scheduler", address] if dask_workers else []
         rows, total = [], 0.0
-        for stage, args in STAGES[kind]:
-            command = ["luigi", "--module", "workflows", *[arg.format(input=spec, vectors=GLOVE) for arg in args], *runner, "--local-scheduler"]
+        for stage, args in [*STAGES[kind], *([TRAIN_STAGE] if train else [])]:
+            command = ["luigi", "--module", "workflows", *[arg.format(input=spec, vectors=GLOVE, sts=STS) for arg in args], *runner, "--local-scheduler"]
             wall, peak, worker_peaks, exit_code = run_sampled(command, folder, env, every, cluster[1:])  # [0]: the scheduler
             seconds = stage_seconds(folder / "work", stage)
-            total += seconds or wall
             memory = f"{peak / 2**30:.2f}" + (f" / {max(worker_peaks) / 2**30:.2f}" if worker_peaks else "")
+            if stage == TRAIN_STAGE[0]:
+                rate = f"{training_pairs(folder / 'work') / seconds:,.0f}" if seconds else ""
+            else:
+                total += seconds or wall
+                rate = f"{n / total:,.0f}"
             rows.append([label, kind, f"{n:,}", stage, f"{seconds:.0f}" if seconds is not None else f"failed ({exit_code})",
-                         f"{wall:.0f}", memory, f"{folder_bytes(folder / 'work') / 2**30:.2f}", f"{n / total:,.0f}"])
+                         f"{wall:.0f}", memory, f"{folder_bytes(folder / 'work') / 2**30:.2f}", rate])
             print(" | ".join(rows[-1]), flush=True)
             if exit_code:
                 break
@@ -253,9 +268,12 @@ def main() -> None:
     parser.add_argument("--every", type=float, default=1.0, help="Seconds between memory samples.")
     parser.add_argument("--dask-workers", type=int, default=0, help="Also run each size on a local Dask cluster of this many worker processes, "
                         "and compare its corpus with the DirectRunner's (0: no Dask run).")
+    parser.add_argument("--train", action="store_true", help="Release format: then TrainOnFiltered --decile 9 --epochs 1 on the corpus (STS data needed).")
     parser.add_argument("--plot", type=Path, help="Draw time and memory against size from the tables of --tables into this PNG, and stop.")
     parser.add_argument("--tables", type=Path, nargs="*", default=[], help="Saved outputs of earlier runs of this benchmark.")
     args = parser.parse_args()
+    if args.train and args.format != "release":
+        parser.error("--train trains on a corpus: it needs --format release")
     if args.plot:
         plot(read_tables(args.tables), args.plot, args.baseline)
         return
@@ -268,7 +286,7 @@ def main() -> None:
     rows, verdicts = [], []
     for n in sizes:
         code = export(args.code, args.data) if args.code else None
-        direct = measure(args.format, n, args.code or "this", code, args.data, runs, args.file_lines, args.every)
+        direct = measure(args.format, n, args.code or "this", code, args.data, runs, args.file_lines, args.every, train=args.train)
         rows += direct.rows
         if args.dask_workers:
             on_dask = measure(args.format, n, args.code or "this", code, args.data, runs, args.file_lines, args.every, args.dask_workers)
@@ -276,7 +294,7 @@ def main() -> None:
             if args.format == "release":
                 verdicts.append(f"{n:,} pairs: the corpus on Dask and on the DirectRunner: {same_corpus(direct.work, on_dask.work)}")
         if n in baseline_sizes:
-            rows += measure(args.format, n, args.baseline, export(args.baseline, args.data), args.data, runs, args.file_lines, args.every).rows
+            rows += measure(args.format, n, args.baseline, export(args.baseline, args.data), args.data, runs, args.file_lines, args.every, train=args.train).rows
     print(f"\n{machine()}; runs kept in {runs}\n")
     print(markdown_table(["code", "format", "pairs", "stage", "stage s", "command wall s", "peak GiB (process tree / largest Dask worker)",
                           "work dir GiB", "pairs/s so far"], rows))

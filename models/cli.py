@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> None:
         export(args.model, args.sentence_transformers)
         return
     from models.encode import load_encoder, save_word_vectors
-    from models.trainer import read_pairs
+    from models.training_pairs import read_pairs
 
     encoder = load_encoder(args.model, args.device)
     if args.command == "embed":

@@ -24,7 +24,7 @@ import torch
 from corpus.files import write_atomically
 from corpus.outputs import is_output, read_json, reading, verified_manifest
 from models.encoders import Encoder, EncoderConfig, Inputs, build_encoder, feature_kind
-from models.featurizers import FEATURIZERS, PieceFeaturizer
+from models.featurizers import FEATURIZERS, PieceFeaturizer, SentenceBatches
 
 FORMAT = 1
 CONFIG, WEIGHTS, FEATURES = "config.json", "model.pt", "features"
@@ -32,23 +32,22 @@ CONFIG, WEIGHTS, FEATURES = "config.json", "model.pt", "features"
 Featurizers = dict[str, object]
 
 
-def fit_featurizers(
-    config: EncoderConfig, sentences: Sequence[str], extra_words: Iterable[str] = (), seed: int = 1, words: Sequence[str] | None = None
-) -> tuple[Featurizers, Inputs]:
+def fit_featurizers(config: EncoderConfig, sentences: SentenceBatches, extra_words: Iterable[str] = (), seed: int = 1) -> tuple[Featurizers, Inputs]:
     """One featurizer per feature the model reads, fitted on the training sentences, and
-    those sentences featurized. ``extra_words`` (the pretrained vectors' words) join the word
-    vocabulary after the training words, so words seen only in the vectors keep their vector.
-    ``words``: the sentences' ``*_tok`` strings, when the corpus has them (``models.featurizers``)."""
+    those sentences featurized (int32 ids). ``extra_words`` (the pretrained vectors' words) join
+    the word vocabulary after the training words, so words seen only in the vectors keep their
+    vector. A batch's words are its sentences' ``*_tok`` strings, when the corpus has them
+    (``models.featurizers``)."""
     featurizers: Featurizers = {}
     inputs: Inputs = {}
     for feature in sorted(build_encoder_features(config)):
         kind = feature_kind(config, feature)
         if kind == "pieces":
-            fitted = PieceFeaturizer.fit_transform(sentences, config.spm_vocab_size, seed)
+            fitted = PieceFeaturizer.fit_batches(sentences, config.spm_vocab_size, seed)
         elif kind == "words":
-            fitted = FEATURIZERS[kind].fit_transform(sentences, config.min_count, config.max_vocab or None, extra_words, words)
+            fitted = FEATURIZERS[kind].fit_batches(sentences, config.min_count, config.max_vocab or None, extra_words)
         else:
-            fitted = FEATURIZERS[kind].fit_transform(sentences, config.trigram_min_count, config.max_trigrams or None)
+            fitted = FEATURIZERS[kind].fit_batches(sentences, config.trigram_min_count, config.max_trigrams or None)
         featurizers[feature], inputs[feature] = fitted
     return featurizers, inputs
 

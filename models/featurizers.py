@@ -13,6 +13,11 @@ recurrent models never see a zero length.
 Trigrams and pieces are featurized for all sentences at once, without a Python step per
 trigram or piece: trigrams are numbered by their code points and looked up in one hash table
 (5.8x faster than a dict lookup per trigram string: docs/2026-11-26-encoding-speed.md).
+
+A training set is fitted and featurized from :data:`SentenceBatches`, a batch of sentences at a
+time, and held as int32 ids: millions of sentences held as Python strings and lists took about
+1.5 kB each (docs/2026-11-27-training-memory.md). Words and trigrams are fitted in one pass
+(:class:`FirstSeen`); pieces in two (training sentencepiece, then encoding).
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from __future__ import annotations
 import io
 import sys
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
@@ -32,6 +37,13 @@ from corpus.text import tokenize
 
 PAD, UNK = 0, 1
 SPECIALS = ("<pad>", "<unk>")
+# Sentences a batch at a time, each batch with its corpus words or None; called once per pass.
+SentenceBatches = Callable[[], Iterable[tuple[Sequence[str], Sequence[str] | None]]]
+
+
+def one_batch(sentences: Sequence[str], words: Sequence[str] | None = None) -> SentenceBatches:
+    """Sentences in memory as :data:`SentenceBatches`."""
+    return lambda: [(sentences, words)]
 
 
 @dataclass(frozen=True)
@@ -51,18 +63,30 @@ class Ragged:
 
     @classmethod
     def from_lengths(cls, values: np.ndarray, lengths: np.ndarray) -> Ragged:
-        """Consecutive rows of ``values`` with the given ``lengths``; an empty row gets a single
-        UNK (see the module docstring)."""
+        """Consecutive rows of ``values`` (kept in their integer type) with the given
+        ``lengths``; an empty row gets a single UNK (see the module docstring)."""
         empty = lengths == 0
         offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
         np.cumsum(lengths + empty, out=offsets[1:])
-        values = values.astype(np.int64, copy=False)
         if empty.any():
             # Each value moves right by one place per empty row before its own.
-            filled = np.full(offsets[-1], UNK, dtype=np.int64)
+            filled = np.full(offsets[-1], UNK, dtype=values.dtype)
             filled[np.arange(len(values)) + np.repeat(np.cumsum(empty) - empty, lengths)] = values
             values = filled
         return cls(values, offsets)
+
+    @classmethod
+    def concatenate(cls, parts: Sequence[Ragged]) -> Ragged:
+        """The rows of every part, in order."""
+        lengths = np.concatenate([part.lengths for part in parts])
+        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        return cls(np.concatenate([part.values for part in parts]), offsets)
+
+    def narrowed(self) -> Ragged:
+        """The same rows with int32 ids (every vocabulary has fewer than 2³¹ symbols): half the
+        memory of a training set held for a whole run."""
+        return Ragged(self.values.astype(np.int32), self.offsets)
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
@@ -75,14 +99,15 @@ class Ragged:
         return self.values[self.offsets[index] : self.offsets[index + 1]]
 
     def take(self, rows: np.ndarray) -> Ragged:
-        """The selected rows, in the given order (vectorized gather, no Python loop)."""
+        """The selected rows, in the given order, with int64 ids (what the models read):
+        a vectorized gather, no Python loop."""
         rows = np.asarray(rows, dtype=np.int64)
         lengths = self.lengths[rows]
         offsets = np.zeros(len(rows) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
         # Position j of output row r reads values[starts[r] + j].
         starts = np.repeat(self.offsets[:-1][rows] - offsets[:-1], lengths)
-        return Ragged(self.values[starts + np.arange(offsets[-1])], offsets)
+        return Ragged(self.values[starts + np.arange(offsets[-1])].astype(np.int64, copy=False), offsets)
 
     def shuffled_rows(self, rows: np.ndarray, rng: np.random.Generator) -> Ragged:
         """A copy whose selected rows have their ids in random order (word scrambling)."""
@@ -142,6 +167,44 @@ class Vocabulary:
     @classmethod
     def load(cls, path: Path) -> Vocabulary:
         return cls(path.read_text(encoding="utf-8").split("\n")[:-1])
+
+
+class FirstSeen:
+    """One pass of a fit: each distinct symbol (a word, a trigram's code) gets a provisional id
+    in order of first appearance and a count; the rows are kept as those int32 ids and mapped
+    to the vocabulary's once it is known (:meth:`rows`), so the sentences are read once."""
+
+    def __init__(self):
+        self.index: dict = {}
+        self.counts = np.zeros(0, dtype=np.int64)
+        self._values: list[np.ndarray] = []
+        self._lengths: list[np.ndarray] = []
+
+    def add(self, symbols: Sequence | np.ndarray, lengths: np.ndarray) -> None:
+        """A batch of rows: their symbols, concatenated, and each row's number of them."""
+        import pandas as pd
+
+        positions, distinct = pd.factorize(np.asarray(symbols, dtype=object if isinstance(symbols, list) else None))
+        index = self.index
+        ids = np.fromiter((index.setdefault(symbol, len(index)) for symbol in distinct.tolist()), dtype=np.int32, count=len(distinct))
+        values = ids[positions]
+        counts = np.bincount(values, minlength=len(index))
+        counts[: len(self.counts)] += self.counts
+        self.counts = counts
+        self._values.append(values)
+        self._lengths.append(np.asarray(lengths, dtype=np.int64))
+
+    def symbols(self) -> list:
+        """The symbols in provisional id order."""
+        return list(self.index)
+
+    def rows(self, final_ids: np.ndarray) -> Ragged:
+        """Every row added, each provisional id replaced by ``final_ids[id]`` (int32); the
+        provisional rows are let go."""
+        values = np.concatenate(self._values) if self._values else np.zeros(0, dtype=np.int32)
+        lengths = np.concatenate(self._lengths) if self._lengths else np.zeros(0, dtype=np.int64)
+        self._values, self._lengths = [], []
+        return Ragged.from_lengths(final_ids.astype(np.int32, copy=False)[values], lengths)
 
 
 TRIGRAM_BITS = 21  # a code point needs 21 bits: a trigram's three fit in one uint64
@@ -219,20 +282,27 @@ class WordFeaturizer(Featurizer):
         return [joined.split(" ") if joined else [] for joined in words]
 
     def featurize(self, sentences: Sequence[str], words: Sequence[str] | None = None) -> Ragged:
-        return self._rows(self.symbol_rows(sentences, words))
-
-    def _rows(self, symbol_rows: list[list[str]]) -> Ragged:
         ids = self.vocabulary.ids
-        return Ragged.from_rows([ids(row) for row in symbol_rows])
+        return Ragged.from_rows([ids(row) for row in self.symbol_rows(sentences, words)])
 
     @classmethod
     def fit_transform(
         cls, sentences: Sequence[str], min_count: int = 1, max_size: int | None = None, extra: Iterable[str] = (), words: Sequence[str] | None = None
     ) -> tuple[WordFeaturizer, Ragged]:
-        """Fit the vocabulary and featurize the same sentences, splitting each only once."""
-        symbol_rows = cls.symbol_rows(sentences, words)
-        featurizer = cls(Vocabulary.build(Counter(chain.from_iterable(symbol_rows)), min_count, max_size, extra))
-        return featurizer, featurizer._rows(symbol_rows)
+        """:meth:`fit_batches` of sentences in memory."""
+        return cls.fit_batches(one_batch(sentences, words), min_count, max_size, extra)
+
+    @classmethod
+    def fit_batches(cls, batches: SentenceBatches, min_count: int = 1, max_size: int | None = None, extra: Iterable[str] = ()) -> tuple[WordFeaturizer, Ragged]:
+        """Fit the vocabulary and featurize the same sentences (int32 ids), splitting each once."""
+        seen = FirstSeen()
+        for sentences, words in batches():
+            symbol_rows = cls.symbol_rows(sentences, words)
+            seen.add(list(chain.from_iterable(symbol_rows)), np.fromiter(map(len, symbol_rows), dtype=np.int64, count=len(symbol_rows)))
+        symbols = seen.symbols()
+        featurizer = cls(Vocabulary.build(Counter(dict(zip(symbols, seen.counts.tolist(), strict=True))), min_count, max_size, extra))
+        get = featurizer.vocabulary.index.get
+        return featurizer, seen.rows(np.fromiter((get(symbol, UNK) for symbol in symbols), dtype=np.int32, count=len(symbols)))
 
 
 class TrigramFeaturizer(Featurizer):
@@ -252,23 +322,28 @@ class TrigramFeaturizer(Featurizer):
 
     def featurize(self, sentences: Sequence[str], words: Sequence[str] | None = None) -> Ragged:
         """Trigram ids of the sentences (``words`` are not read)."""
-        return self._rows(*trigram_codes(sentences))
-
-    def _rows(self, codes: np.ndarray, counts: np.ndarray) -> Ragged:
+        codes, counts = trigram_codes(sentences)
         return Ragged.from_lengths(self._ids[self._codes.get_indexer(codes)], counts)
 
     @classmethod
     def fit_transform(
         cls, sentences: Sequence[str], min_count: int = 1, max_size: int | None = None, extra: Iterable[str] = (), words: Sequence[str] | None = None
     ) -> tuple[TrigramFeaturizer, Ragged]:
+        """:meth:`fit_batches` of sentences in memory."""
+        return cls.fit_batches(one_batch(sentences, words), min_count, max_size, extra)
+
+    @classmethod
+    def fit_batches(cls, batches: SentenceBatches, min_count: int = 1, max_size: int | None = None, extra: Iterable[str] = ()) -> tuple[TrigramFeaturizer, Ragged]:
         """Fit the vocabulary as :meth:`Vocabulary.build` does (codes sort as their trigrams) and
-        featurize the same sentences."""
-        codes, counts = trigram_codes(sentences)
-        trigrams, frequency = np.unique(codes, return_counts=True)
-        kept = frequency >= min_count
-        trigrams, frequency = trigrams[kept], frequency[kept]
+        featurize the same sentences (int32 ids) in the same pass."""
+        seen = FirstSeen()
+        for sentences, _ in batches():
+            seen.add(*trigram_codes(sentences))
+        codes = np.fromiter(seen.index, dtype=np.uint64, count=len(seen.index))
+        kept = seen.counts >= min_count
+        trigrams, frequency = codes[kept], seen.counts[kept]
         featurizer = cls(Vocabulary.from_ranked(trigram_strings(trigrams[np.lexsort((trigrams, -frequency))]), max_size, extra))
-        return featurizer, featurizer._rows(codes, counts)
+        return featurizer, seen.rows(featurizer._ids[featurizer._codes.get_indexer(codes)])
 
 
 class PieceFeaturizer:
@@ -303,10 +378,16 @@ class PieceFeaturizer:
 
     @classmethod
     def fit_transform(cls, sentences: Sequence[str], vocab_size: int = 50_000, seed: int = 1) -> tuple[PieceFeaturizer, Ragged]:
-        lowered = [s.lower() for s in sentences if s.strip()]
+        """:meth:`fit_batches` of sentences in memory."""
+        return cls.fit_batches(one_batch(sentences), vocab_size, seed)
+
+    @classmethod
+    def fit_batches(cls, batches: SentenceBatches, vocab_size: int = 50_000, seed: int = 1) -> tuple[PieceFeaturizer, Ragged]:
+        """Train the pieces on a sample of the non-blank sentences (one pass), then featurize them all (another)."""
+        lowered = (sentence.lower() for sentences, _ in batches() for sentence in sentences if sentence.strip())
         featurizer = cls(train_sentencepiece(lowered, seed, model_type="unigram", vocab_size=vocab_size, pad_id=PAD, unk_id=UNK,
                                              character_coverage=1.0, input_sentence_size=2_000_000))
-        return featurizer, featurizer.featurize(sentences)
+        return featurizer, featurize_batches(featurizer, batches)
 
     def save(self, directory: Path) -> None:
         (directory / "pieces.model").write_bytes(self.model_proto)
@@ -351,6 +432,11 @@ FEATURIZERS = {cls.kind: cls for cls in (WordFeaturizer, TrigramFeaturizer, Piec
 def featurize(featurizers: dict[str, Featurizer | PieceFeaturizer], sentences: Sequence[str], words: Sequence[str] | None = None) -> dict[str, Ragged]:
     """Every feature a model reads, for the same sentences (keyed by feature name)."""
     return {feature: featurizer.featurize(sentences, words) for feature, featurizer in featurizers.items()}
+
+
+def featurize_batches(featurizer: Featurizer | PieceFeaturizer, batches: SentenceBatches) -> Ragged:
+    """Every batch's sentences featurized, in order, held as int32 ids."""
+    return Ragged.concatenate([featurizer.featurize(sentences, words).narrowed() for sentences, words in batches()])
 
 
 def take(inputs: dict[str, Ragged], rows: np.ndarray) -> dict[str, Ragged]:

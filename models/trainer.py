@@ -45,7 +45,7 @@ from models.encoders import (
     resolve_embed_dim,
     token_initialization,
 )
-from models.featurizers import featurize, take
+from models.featurizers import SentenceBatches, featurize_batches, take
 from models.losses import (
     NEGATIVE_MODES,
     NEGATIVE_SIDES,
@@ -54,6 +54,7 @@ from models.losses import (
     margin_loss,
     regularization,
 )
+from models.training_pairs import TrainingPairs
 
 # Under "paranmt", the logger whose INFO messages (the dev scores) the workflows' console shows.
 log = logging.getLogger("paranmt.trainer")
@@ -142,77 +143,6 @@ class RunState:
         return True
 
 
-def read_pairs(path: str | Path, columns: Sequence[str] = ("reference", "translation")) -> tuple[list[str], list[str]]:
-    """Sentence pairs from a Parquet dataset (a directory of ``*.parquet`` parts, read in
-    sorted path order, or one file; ``columns`` names the two sides) or from a TSV file whose
-    first two tab-separated fields are the two sentences (more fields are ignored, e.g. the
-    ParaNMT release's score)."""
-    path = Path(path)
-    files = _parquet_parts(path)
-    if files is not None:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        if not files:
-            raise InputError(f"{path}: no Parquet files")
-        for file in files:
-            if missing := [name for name in columns if name not in pq.read_schema(file).names]:
-                raise InputError(f"{file}: no column {', '.join(missing)} (it has {', '.join(pq.read_schema(file).names)}); "
-                                 "name the pair's two columns with --columns")
-        table = pa.concat_tables(pq.read_table(f, columns=list(columns)) for f in files)
-        return [str(s) for s in table.column(columns[0]).to_pylist()], [str(s) for s in table.column(columns[1]).to_pylist()]
-    first, second = [], []
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise InputError(f"{path}:{number}: not UTF-8 (byte {error.start} of the line)") from error
-            parts = line.rstrip("\n").split("\t")
-            if len(parts) < 2:
-                raise InputError(f"{path}:{number}: expected two tab-separated sentences, got {len(parts)} field(s)")
-            first.append(parts[0])
-            second.append(parts[1])
-    return first, second
-
-
-def without_empty_sides(first: list[str], second: list[str], words: tuple[Sequence[str], Sequence[str]] | None):
-    """The pairs without those whose either side is empty or only whitespace (nothing to
-    encode: they would teach that an empty sentence paraphrases anything), said in the log;
-    returns the kept sides, their words, and how many were left out."""
-    kept = [i for i, (one, other) in enumerate(zip(first, second, strict=True)) if one.strip() and other.strip()]
-    left_out = len(first) - len(kept)
-    if not left_out:
-        return first, second, words, 0
-    log.warning("%d of %d pairs have an empty side and are left out of training", left_out, len(first))
-
-    def keep(values: Sequence[str]) -> list[str]:
-        return [values[i] for i in kept]
-
-    return keep(first), keep(second), None if words is None else (keep(list(words[0])), keep(list(words[1]))), left_out
-
-
-def read_words(path: str | Path, columns: Sequence[str] = ("reference", "translation")) -> tuple[list[str], list[str]] | None:
-    """The pairs' ``<column>_tok`` strings (lowercased Moses tokens, made once when the corpus was
-    built) when ``path`` is a Parquet dataset that has them, in :func:`read_pairs`' row order;
-    None otherwise (a TSV file, or a dataset without them): the word featurizer then tokenizes."""
-    import pyarrow.parquet as pq
-
-    files = _parquet_parts(Path(path))
-    names = [f"{column}_tok" for column in columns]
-    if not files or not all(set(names) <= set(pq.read_schema(f).names) for f in files):
-        return None
-    return read_pairs(path, names)
-
-
-def _parquet_parts(path: Path) -> list[Path] | None:
-    """The Parquet files of a dataset directory (sorted paths, hidden and ``_`` files left out)
-    or the one ``.parquet`` file; None when ``path`` is neither (a TSV file)."""
-    if path.is_dir():
-        return sorted(p for p in path.rglob("*.parquet") if not p.name.startswith((".", "_")))
-    return [path] if path.suffix == ".parquet" else None
-
-
 def plan_epoch(pairs: int, batch_size: int, seed: int, epoch: int) -> list[np.ndarray]:
     """The epoch's mini-batches of pair indices; a trailing single pair joins the previous
     batch (a pair alone has no negative)."""
@@ -240,32 +170,27 @@ class Trainer:
 
     def __init__(
         self,
-        sentences: tuple[Sequence[str], Sequence[str]],
+        pairs: TrainingPairs | tuple[Sequence[str], Sequence[str]],
         output_dir: str | Path,
         encoder_config: EncoderConfig | None = None,
         config: TrainConfig | None = None,
         word_vectors: str | Path | None = None,
-        words: tuple[Sequence[str], Sequence[str]] | None = None,
     ):
-        """``words``: the sentences' ``*_tok`` strings when the corpus has them (``read_words``)."""
+        """``pairs``: read a batch at a time (:class:`TrainingPairs`), or two lists of sentences."""
         self.config = config or TrainConfig()
         self.config.validate()
         encoder_config = encoder_config or EncoderConfig()
         if word_vectors and encoder_config.tokens != "words":
             raise InputError("word vectors initialise word embeddings: train with tokens='words' (--tokens words)")
-        first, second = list(sentences[0]), list(sentences[1])
-        if len(first) == len(second):
-            first, second, words, self.empty_side_pairs = without_empty_sides(first, second, words)
-        if len(first) != len(second) or len(first) < 2:
-            raise InputError(f"need at least 2 sentence pairs with two sides, got {len(first)} and {len(second)}")
-        self.pairs = len(first)
+        if not isinstance(pairs, TrainingPairs):
+            pairs = TrainingPairs.from_sentences(pairs)
+        self.pairs, self.empty_side_pairs = pairs.count()
         self.output_dir = Path(output_dir)
         self.output_dir.mkdir(parents=True, exist_ok=True)
         self.device = torch.device(default_device() if self.config.device == "auto" else self.config.device)
         vectors = load_vectors(word_vectors) if word_vectors else None
         # The whole training set is featurized once: sentence j is side 1 of pair j, pairs + j its side 2.
-        both_words = None if words is None else list(words[0]) + list(words[1])
-        self.encoder_config, self.featurizers, self.data = self._setup(encoder_config, first + second, vectors, both_words)
+        self.encoder_config, self.featurizers, self.data = self._setup(encoder_config, pairs.sentences(), vectors)
         torch.manual_seed(self.config.seed)
         sizes = encoder_io.sizes_of(self.featurizers)
         init = None
@@ -279,16 +204,16 @@ class Trainer:
         self.optimizer = torch.optim.Adam(self.encoder.parameters(), lr=self.config.lr, fused=fused)
         self._planned: tuple[int, list[list[np.ndarray]]] = (-1, [])  # (epoch, its pools)
 
-    def _setup(self, requested: EncoderConfig, sentences: list[str], vectors, words: list[str] | None) -> tuple[EncoderConfig, encoder_io.Featurizers, Inputs]:
+    def _setup(self, requested: EncoderConfig, sentences: SentenceBatches, vectors) -> tuple[EncoderConfig, encoder_io.Featurizers, Inputs]:
         """Fit featurizers and save them with the config, or reuse those of an interrupted run."""
         resolved = resolve_embed_dim(requested, vectors[1].shape[1] if vectors else None)
         if (self.output_dir / encoder_io.CONFIG).exists():
             saved, featurizers = encoder_io.load_setup(self.output_dir)
             if saved != resolved:
                 raise ValueError(f"{self.output_dir} holds a run of a different model: {saved} (asked for {resolved})")
-            return saved, featurizers, featurize(featurizers, sentences, words)
+            return saved, featurizers, {feature: featurize_batches(featurizer, sentences) for feature, featurizer in featurizers.items()}
         extra = vectors[0] if vectors else ()  # word vectors come with tokens = words
-        featurizers, inputs = encoder_io.fit_featurizers(resolved, sentences, extra, self.config.seed, words)
+        featurizers, inputs = encoder_io.fit_featurizers(resolved, sentences, extra, self.config.seed)
         encoder_io.save_setup(self.output_dir, resolved, featurizers)
         return resolved, featurizers, inputs
 
@@ -514,7 +439,5 @@ def train_encoder(
     a model for :func:`models.encode.load_encoder`. A corpus's words are read from its
     ``*_tok`` columns (tokenized once, when it was built), not tokenized again."""
     if isinstance(pairs, str | Path):
-        sentences, words = read_pairs(pairs, columns), read_words(pairs, columns)
-    else:
-        sentences, words = pairs, None
-    return Trainer(sentences, output_dir, encoder_config, config, word_vectors, words).run(dev, **callbacks)
+        pairs = TrainingPairs.from_path(pairs, columns)
+    return Trainer(pairs, output_dir, encoder_config, config, word_vectors).run(dev, **callbacks)

@@ -271,7 +271,7 @@ class MegabatchAblation(OnTrainData, Experiment):
 
     def report(self):
         from models.neighbours import negative_examples
-        from models.trainer import read_pairs
+        from models.training_pairs import read_pairs
         from reports.experiments import megabatch_report
 
         probe = self.probe_encoder()
@@ -305,7 +305,7 @@ class VectorBaselines(StageTask):
     def embedders(self) -> dict:
         """``{name: (embed, dim)}`` of the baselines, SIF fitted on a sample of the training sentences."""
         from models.baselines import reference_sample, vector_baselines
-        from models.trainer import read_pairs
+        from models.training_pairs import read_pairs
 
         pairs = read_pairs(self.training_data(), tuple(self.columns.split(",")))
         self.reference = reference_sample(*pairs, self.reference_sentences, self.sample_seed)

@@ -9,7 +9,8 @@ import pytest
 
 from corpus.sts import load_stsb
 from models.evaluation import dev_score
-from models.trainer import TrainConfig, Trainer, read_pairs
+from models.trainer import TrainConfig, Trainer
+from models.training_pairs import read_pairs
 
 pytestmark = pytest.mark.slow
 

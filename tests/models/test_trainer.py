@@ -16,8 +16,6 @@ from models.trainer import (
     Trainer,
     plan_epoch,
     plan_pools,
-    read_pairs,
-    read_words,
     train_encoder,
 )
 
@@ -203,35 +201,6 @@ def test_pretrained_vectors_initialise_words_and_join_the_vocabulary(tmp_path):
     assert symbols[-1] == "zebra"  # only in the vectors, appended after the training words
     assert table[symbols.index("f2")].tolist() == list(range(1, 9))
     assert table[-1].tolist() == list(range(2, 10))
-
-
-def test_read_pairs_from_parquet_and_tsv(tmp_path):
-    table = pa.table({"reference": ["a b", "c d", "e"], "translation": ["b a", "d c", "f"], "score": [1.0, 2.0, 3.0]})
-    (tmp_path / "pairs").mkdir()
-    pq.write_table(table.slice(0, 2), tmp_path / "pairs" / "part-00000.parquet")
-    pq.write_table(table.slice(2), tmp_path / "pairs" / "part-00001.parquet")
-    assert read_pairs(tmp_path / "pairs") == (["a b", "c d", "e"], ["b a", "d c", "f"])
-    assert read_pairs(tmp_path / "pairs", ("translation", "reference"))[0] == ["b a", "d c", "f"]
-    (tmp_path / "pairs.tsv").write_text("one\ttwo\t0.9\nthree\tfour\n")
-    assert read_pairs(tmp_path / "pairs.tsv") == (["one", "three"], ["two", "four"])
-    (tmp_path / "bad.tsv").write_text("one\ttwo\nno tab here\n")
-    with pytest.raises(ValueError, match="bad.tsv:2"):
-        read_pairs(tmp_path / "bad.tsv")
-
-
-def test_a_corpus_words_come_from_its_token_columns(tmp_path):
-    table = pa.table({"reference": ["A b.", "C"], "translation": ["B a.", "D"], "reference_tok": ["a b .", "c"], "translation_tok": ["b a .", "d"]})
-    pq.write_table(table, tmp_path / "corpus.parquet")
-    assert read_words(tmp_path / "corpus.parquet") == (["a b .", "c"], ["b a .", "d"])
-    pq.write_table(table.drop_columns(["translation_tok"]), tmp_path / "no_tokens.parquet")
-    assert read_words(tmp_path / "no_tokens.parquet") is None
-    (tmp_path / "pairs.tsv").write_text("one\ttwo\n")
-    assert read_words(tmp_path / "pairs.tsv") is None
-    # the trainer's word vocabulary is the token columns' words, not a new tokenization
-    doctored = table.set_column(2, "reference_tok", pa.array(["zebra b .", "c"]))
-    pq.write_table(doctored, tmp_path / "doctored.parquet")
-    result = train_encoder(tmp_path / "doctored.parquet", tmp_path / "model", EncoderConfig(dim=4, tokens="words"), TrainConfig(epochs=1, batch_size=2, device="cpu"))
-    assert "zebra" in load_encoder(result.output_dir, "cpu").featurizers["tokens"].vocabulary.symbols
 
 
 def test_epoch_plan_covers_every_pair_once_and_never_leaves_a_lone_pair():

@@ -1,15 +1,21 @@
-"""What the encoder trainer reads: a TSV or a Parquet dataset; bad data is one line or left out and said."""
+"""What the encoder trainer reads, a batch at a time: a TSV or a Parquet dataset; bad data is one line or left out and said."""
 
 import json
 import logging
+from collections import Counter
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from corpus.errors import InputError
+from models import training_pairs
+from models.encode import load_encoder
 from models.encoders import EncoderConfig
-from models.trainer import TrainConfig, read_pairs, train_encoder
+from models.featurizers import UNK, WordFeaturizer
+from models.trainer import TrainConfig, Trainer, train_encoder
+from models.training_pairs import TrainingPairs, read_pairs
 
 PAIRS = [("a dog runs .", "a dog is running ."), ("a cat sleeps .", "a cat is asleep ."),
          ("two men talk .", "two people are talking ."), ("the sun is up .", "it is morning .")]
@@ -41,3 +47,95 @@ def test_pairs_with_an_empty_side_are_left_out_counted_and_said(tmp_path, caplog
     summary = json.loads((tmp_path / "model" / "training.json").read_text())
     assert summary["pairs"] == len(PAIRS) and summary["pairs_with_an_empty_side_left_out"] == 2
     assert "2 of 6 pairs have an empty side and are left out of training" in caplog.text
+
+
+def test_read_pairs_from_parquet_and_tsv(tmp_path):
+    table = pa.table({"reference": ["a b", "c d", "e"], "translation": ["b a", "d c", "f"], "score": [1.0, 2.0, 3.0]})
+    (tmp_path / "pairs").mkdir()
+    pq.write_table(table.slice(0, 2), tmp_path / "pairs" / "part-00000.parquet")
+    pq.write_table(table.slice(2), tmp_path / "pairs" / "part-00001.parquet")
+    assert read_pairs(tmp_path / "pairs") == (["a b", "c d", "e"], ["b a", "d c", "f"])
+    assert read_pairs(tmp_path / "pairs", ("translation", "reference"))[0] == ["b a", "d c", "f"]
+    (tmp_path / "pairs.tsv").write_text("one\ttwo\t0.9\nthree\tfour\n")
+    assert read_pairs(tmp_path / "pairs.tsv") == (["one", "three"], ["two", "four"])
+    (tmp_path / "bad.tsv").write_text("one\ttwo\nno tab here\n")
+    with pytest.raises(ValueError, match="bad.tsv:2"):
+        read_pairs(tmp_path / "bad.tsv")
+
+
+def words_of(path) -> tuple[list[str], list[str]] | None:
+    batches = list(TrainingPairs.from_path(path).batches())
+    if batches[0].words is None:
+        return None
+    return [w for batch in batches for w in batch.words[0]], [w for batch in batches for w in batch.words[1]]
+
+
+def test_a_corpus_words_come_from_its_token_columns(tmp_path):
+    table = pa.table({"reference": ["A b.", "C"], "translation": ["B a.", "D"], "reference_tok": ["a b .", "c"], "translation_tok": ["b a .", "d"]})
+    pq.write_table(table, tmp_path / "corpus.parquet")
+    assert words_of(tmp_path / "corpus.parquet") == (["a b .", "c"], ["b a .", "d"])
+    pq.write_table(table.drop_columns(["translation_tok"]), tmp_path / "no_tokens.parquet")
+    assert words_of(tmp_path / "no_tokens.parquet") is None
+    (tmp_path / "pairs.tsv").write_text("one\ttwo\n")
+    assert words_of(tmp_path / "pairs.tsv") is None
+    # the trainer's word vocabulary is the token columns' words, not a new tokenization
+    doctored = table.set_column(2, "reference_tok", pa.array(["zebra b .", "c"]))
+    pq.write_table(doctored, tmp_path / "doctored.parquet")
+    result = train_encoder(tmp_path / "doctored.parquet", tmp_path / "model", EncoderConfig(dim=4, tokens="words"), TrainConfig(epochs=1, batch_size=2, device="cpu"))
+    assert "zebra" in load_encoder(result.output_dir, "cpu").featurizers["tokens"].vocabulary.symbols
+
+
+def corpus_of(rows: int, seed: int = 0) -> pa.Table:
+    """A corpus with token columns whose words repeat at many frequencies (ties included);
+    some sides are blank."""
+    rng = np.random.default_rng(seed)
+    words = [f"w{i}" for i in range(60)] + ["<unk>", "<pad>", "Ünï", "😀"]
+    weights = 1.0 / np.arange(1, len(words) + 1)
+
+    def sentence() -> str:
+        return " ".join(rng.choice(words, rng.integers(0, 9), p=weights / weights.sum()))
+
+    first, second = [sentence() for _ in range(rows)], [sentence() for _ in range(rows)]
+    first[3] = "   "
+    return pa.table({"reference": first, "translation": second,
+                     "reference_tok": [s.lower() for s in first], "translation_tok": [s.lower() for s in second]})
+
+
+@pytest.mark.parametrize("model, tokens", [("word_avg", "words"), ("trigram_avg", "words"), ("word_avg", "pieces")])
+def test_training_read_in_small_batches_is_training_read_whole(tmp_path, monkeypatch, model, tokens):
+    """Fitted a batch at a time (several Parquet parts, batches of 7 rows), the featurizers, the
+    featurized training set and every update are those of one batch of everything in memory."""
+    table = corpus_of(150)
+    (tmp_path / "corpus").mkdir()
+    for part, start in enumerate(range(0, 150, 40)):
+        pq.write_table(table.slice(start, 40), tmp_path / "corpus" / f"part-{part:05d}.parquet")
+    config = EncoderConfig(model=model, tokens=tokens, dim=8, embed_dim=8, spm_vocab_size=40, min_count=2)
+    train = TrainConfig(epochs=2, batch_size=10, megabatch=2, device="cpu")
+    columns = [table.column(name).to_pylist() for name in table.column_names]
+    whole = Trainer(TrainingPairs.from_sentences((columns[0], columns[1]), (columns[2], columns[3])), tmp_path / "whole", config, train)
+    monkeypatch.setattr(training_pairs, "BATCH_ROWS", 7)
+    batched = Trainer(TrainingPairs.from_path(tmp_path / "corpus"), tmp_path / "batched", config, train)
+    two_sided = sum(1 for one, other in zip(columns[0], columns[1]) if one.strip() and other.strip())
+    assert batched.pairs == whole.pairs == two_sided and batched.empty_side_pairs == 150 - two_sided >= 2
+    for feature, rows in whole.data.items():
+        assert rows.values.dtype == np.int32 and rows.values.tolist() == batched.data[feature].values.tolist()
+        assert rows.offsets.tolist() == batched.data[feature].offsets.tolist()
+    saved = {path.relative_to(tmp_path / "whole"): path.read_bytes() for path in (tmp_path / "whole" / "features").rglob("*.*")}
+    assert saved and saved == {path.relative_to(tmp_path / "batched"): path.read_bytes() for path in (tmp_path / "batched" / "features").rglob("*.*")}
+    assert whole.run().losses == batched.run().losses
+
+
+def test_word_fit_in_batches_is_the_definition():
+    """The vocabulary of words seen min_count times, most frequent first, ties by word, then the
+    extra words; every row's ids looked up in it (an empty row: one UNK; "<pad>" and "<unk>"
+    written in a sentence are the specials' ids, as a lookup gives)."""
+    table = corpus_of(90, seed=3)
+    sentences = table.column("reference_tok").to_pylist()
+    batches = [(sentences[i : i + 11], sentences[i : i + 11]) for i in range(0, 90, 11)]
+    fitted, rows = WordFeaturizer.fit_batches(lambda: batches, min_count=2, max_size=30, extra=["zebra", "w1"])
+    counts = Counter(w for s in sentences for w in (s.split(" ") if s else []))
+    ranked = sorted((w for w, c in counts.items() if c >= 2 and w not in ("<pad>", "<unk>")), key=lambda w: (-counts[w], w))[:30]
+    assert fitted.vocabulary.symbols == ["<pad>", "<unk>", *ranked, "zebra"]
+    index = fitted.vocabulary.index
+    expected = [[index.get(w, UNK) for w in (s.split(" ") if s else [])] or [UNK] for s in sentences]
+    assert [rows.row(i).tolist() for i in range(len(rows))] == expected

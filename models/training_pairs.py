@@ -1,0 +1,171 @@
+"""Training pairs, read a batch of rows at a time.
+
+A training set can be millions of pairs (ParaNMT-50M's top decile is 5.1M). Held whole as
+Python strings and their token lists, 2.7M pairs took 7.8 GB (docs/2026-11-27-training-memory.md).
+The trainer therefore never holds the sentences: it reads them in batches of :data:`BATCH_ROWS`
+rows, once per pass (counting, fitting the featurizers, featurizing), and keeps only their ids.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from itertools import chain
+from pathlib import Path
+
+from corpus.errors import InputError
+from models.featurizers import SentenceBatches
+
+log = logging.getLogger("paranmt.trainer")
+
+BATCH_ROWS = 65_536
+DEFAULT_COLUMNS = ("reference", "translation")
+
+
+@dataclass(frozen=True)
+class PairBatch:
+    """Rows of pairs: the two sides' sentences and, when the corpus has them, their ``*_tok``
+    strings (lowercased Moses tokens joined by one space: :mod:`models.featurizers`)."""
+
+    sides: tuple[list[str], list[str]]
+    words: tuple[list[str], list[str]] | None
+
+    def kept(self, rows: list[int]) -> PairBatch:
+        def pick(values: list[str]) -> list[str]:
+            return [values[i] for i in rows]
+
+        return PairBatch((pick(self.sides[0]), pick(self.sides[1])), None if self.words is None else (pick(self.words[0]), pick(self.words[1])))
+
+
+class TrainingPairs:
+    """The pairs of a training set whose two sides are not blank, read again for every pass.
+
+    A pair with an empty (or whitespace-only) side is left out: there is nothing to encode, and
+    it would teach that an empty sentence paraphrases anything; :meth:`count` says how many."""
+
+    def __init__(self, every_batch: Callable[[], Iterator[PairBatch]]):
+        """``every_batch()``: every pair, blank sides included, a batch at a time."""
+        self.every_batch = every_batch
+
+    @classmethod
+    def from_path(cls, path: str | Path, columns: Sequence[str] = DEFAULT_COLUMNS) -> TrainingPairs:
+        """A Parquet dataset (a directory of ``*.parquet`` parts, read in sorted path order, or one
+        file; ``columns`` names the two sides; their ``*_tok`` columns are read when every part has
+        them) or a TSV file whose first two tab-separated fields are the two sentences."""
+        path = Path(path)
+        files = parquet_parts(path)
+        if files is None:
+            return cls(lambda: tsv_batches(path))
+        names = checked_columns(path, files, columns)
+        return cls(lambda: parquet_batches(files, names))
+
+    @classmethod
+    def from_sentences(cls, sentences: tuple[Sequence[str], Sequence[str]], words: tuple[Sequence[str], Sequence[str]] | None = None) -> TrainingPairs:
+        """Pairs in memory (``words``: their ``*_tok`` strings, or None to tokenize)."""
+        first, second = sentences
+        if len(first) != len(second):
+            raise InputError(f"need at least 2 sentence pairs with two sides, got {len(first)} and {len(second)}")
+
+        def read() -> Iterator[PairBatch]:
+            for start in range(0, len(first), BATCH_ROWS):
+                rows = slice(start, start + BATCH_ROWS)
+                yield PairBatch((list(first[rows]), list(second[rows])), None if words is None else (list(words[0][rows]), list(words[1][rows])))
+
+        return cls(read)
+
+    def batches(self) -> Iterator[PairBatch]:
+        """The pairs with two non-blank sides, a batch at a time."""
+        for batch in self.every_batch():
+            rows = two_sided_rows(batch)
+            yield batch if len(rows) == len(batch.sides[0]) else batch.kept(rows)
+
+    def count(self) -> tuple[int, int]:
+        """(pairs kept: at least 2, or an InputError; pairs left out for an empty side), after a
+        pass that says in the log how many were left out."""
+        kept = total = 0
+        for batch in self.every_batch():
+            total += len(batch.sides[0])
+            kept += len(two_sided_rows(batch))
+        if kept < total:
+            log.warning("%d of %d pairs have an empty side and are left out of training", total - kept, total)
+        if kept < 2:
+            raise InputError(f"need at least 2 sentence pairs with two sides, got {kept}")
+        return kept, total - kept
+
+    def sentences(self) -> SentenceBatches:
+        """Every kept pair's first side, then every second side (sentence ``j`` of ``P`` pairs is
+        side 1 of pair ``j``, sentence ``P + j`` its side 2), with their words."""
+
+        def side(k: int) -> Iterator[tuple[list[str], list[str] | None]]:
+            for batch in self.batches():
+                yield batch.sides[k], None if batch.words is None else batch.words[k]
+
+        return lambda: chain(side(0), side(1))
+
+
+def two_sided_rows(batch: PairBatch) -> list[int]:
+    return [i for i, (one, other) in enumerate(zip(*batch.sides, strict=True)) if one.strip() and other.strip()]
+
+
+def read_pairs(path: str | Path, columns: Sequence[str] = DEFAULT_COLUMNS) -> tuple[list[str], list[str]]:
+    """Every pair of a file or dataset (as :meth:`TrainingPairs.from_path` reads it, blank sides
+    included), in memory: for scoring a set of pairs, not for training on millions."""
+    first, second = [], []
+    for batch in TrainingPairs.from_path(path, columns).every_batch():
+        first.extend(batch.sides[0])
+        second.extend(batch.sides[1])
+    return first, second
+
+
+def parquet_parts(path: Path) -> list[Path] | None:
+    """The Parquet files of a dataset directory (sorted paths, hidden and ``_`` files left out)
+    or the one ``.parquet`` file; None when ``path`` is neither (a TSV file)."""
+    if path.is_dir():
+        return sorted(p for p in path.rglob("*.parquet") if not p.name.startswith((".", "_")))
+    return [path] if path.suffix == ".parquet" else None
+
+
+def checked_columns(path: Path, files: list[Path], columns: Sequence[str]) -> list[str]:
+    """The columns to read: the two sides, then their ``*_tok`` columns when every file has them."""
+    import pyarrow.parquet as pq
+
+    if not files:
+        raise InputError(f"{path}: no Parquet files")
+    schemas = [pq.read_schema(file).names for file in files]
+    for file, names in zip(files, schemas, strict=True):
+        if missing := [name for name in columns if name not in names]:
+            raise InputError(f"{file}: no column {', '.join(missing)} (it has {', '.join(names)}); name the pair's two columns with --columns")
+    words = [f"{column}_tok" for column in columns]
+    return [*columns, *words] if all(set(words) <= set(names) for names in schemas) else list(columns)
+
+
+def parquet_batches(files: list[Path], names: list[str]) -> Iterator[PairBatch]:
+    import pyarrow.parquet as pq
+
+    for file in files:
+        with pq.ParquetFile(file) as parquet:
+            for batch in parquet.iter_batches(BATCH_ROWS, columns=names):
+                texts = [["" if text is None else str(text) for text in batch.column(name).to_pylist()] for name in names]
+                yield PairBatch((texts[0], texts[1]), (texts[2], texts[3]) if len(texts) == 4 else None)
+
+
+def tsv_batches(path: Path) -> Iterator[PairBatch]:
+    """Pairs of a TSV file; a line that is not UTF-8 or has fewer than two fields is an InputError."""
+    first, second = [], []
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise InputError(f"{path}:{number}: not UTF-8 (byte {error.start} of the line)") from error
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) < 2:
+                raise InputError(f"{path}:{number}: expected two tab-separated sentences, got {len(parts)} field(s)")
+            first.append(parts[0])
+            second.append(parts[1])
+            if len(first) == BATCH_ROWS:
+                yield PairBatch((first, second), None)
+                first, second = [], []
+    if first:
+        yield PairBatch((first, second), None)
