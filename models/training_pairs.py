@@ -44,8 +44,9 @@ class TrainingPairs:
     A pair with an empty (or whitespace-only) side is left out: there is nothing to encode, and
     it would teach that an empty sentence paraphrases anything; :meth:`count` says how many."""
 
-    def __init__(self, every_batch: Callable[[], Iterator[PairBatch]]):
-        """``every_batch()``: every pair, blank sides included, a batch at a time."""
+    def __init__(self, every_batch: Callable[[bool], Iterator[PairBatch]]):
+        """``every_batch(words)``: every pair, blank sides included, a batch at a time, with their
+        words when asked for and the source has them (a pass that needs none reads none)."""
         self.every_batch = every_batch
 
     @classmethod
@@ -56,9 +57,9 @@ class TrainingPairs:
         path = Path(path)
         files = parquet_parts(path)
         if files is None:
-            return cls(lambda: tsv_batches(path))
+            return cls(lambda words: tsv_batches(path))
         names = checked_columns(path, files, columns)
-        return cls(lambda: parquet_batches(files, names))
+        return cls(lambda words: parquet_batches(files, names if words else names[:2]))
 
     @classmethod
     def from_sentences(cls, sentences: tuple[Sequence[str], Sequence[str]], words: tuple[Sequence[str], Sequence[str]] | None = None) -> TrainingPairs:
@@ -67,16 +68,17 @@ class TrainingPairs:
         if len(first) != len(second):
             raise InputError(f"need at least 2 sentence pairs with two sides, got {len(first)} and {len(second)}")
 
-        def read() -> Iterator[PairBatch]:
+        def read(with_words: bool) -> Iterator[PairBatch]:
             for start in range(0, len(first), BATCH_ROWS):
                 rows = slice(start, start + BATCH_ROWS)
-                yield PairBatch((list(first[rows]), list(second[rows])), None if words is None else (list(words[0][rows]), list(words[1][rows])))
+                given = with_words and words is not None
+                yield PairBatch((list(first[rows]), list(second[rows])), (list(words[0][rows]), list(words[1][rows])) if given else None)
 
         return cls(read)
 
-    def batches(self) -> Iterator[PairBatch]:
-        """The pairs with two non-blank sides, a batch at a time."""
-        for batch in self.every_batch():
+    def batches(self, words: bool = True) -> Iterator[PairBatch]:
+        """The pairs with two non-blank sides, a batch at a time (``words``: see ``every_batch``)."""
+        for batch in self.every_batch(words):
             rows = two_sided_rows(batch)
             yield batch if len(rows) == len(batch.sides[0]) else batch.kept(rows)
 
@@ -84,7 +86,7 @@ class TrainingPairs:
         """(pairs kept: at least 2, or an InputError; pairs left out for an empty side), after a
         pass that says in the log how many were left out."""
         kept = total = 0
-        for batch in self.every_batch():
+        for batch in self.every_batch(False):
             total += len(batch.sides[0])
             kept += len(two_sided_rows(batch))
         if kept < total:
@@ -93,12 +95,12 @@ class TrainingPairs:
             raise InputError(f"need at least 2 sentence pairs with two sides, got {kept}")
         return kept, total - kept
 
-    def sentences(self) -> SentenceBatches:
+    def sentences(self, words: bool) -> SentenceBatches:
         """Every kept pair's first side, then every second side (sentence ``j`` of ``P`` pairs is
-        side 1 of pair ``j``, sentence ``P + j`` its side 2), with their words."""
+        side 1 of pair ``j``, sentence ``P + j`` its side 2), with their words if ``words``."""
 
         def side(k: int) -> Iterator[tuple[list[str], list[str] | None]]:
-            for batch in self.batches():
+            for batch in self.batches(words):
                 yield batch.sides[k], None if batch.words is None else batch.words[k]
 
         return lambda: chain(side(0), side(1))
@@ -112,7 +114,7 @@ def read_pairs(path: str | Path, columns: Sequence[str] = DEFAULT_COLUMNS) -> tu
     """Every pair of a file or dataset (as :meth:`TrainingPairs.from_path` reads it, blank sides
     included), in memory: for scoring a set of pairs, not for training on millions."""
     first, second = [], []
-    for batch in TrainingPairs.from_path(path, columns).every_batch():
+    for batch in TrainingPairs.from_path(path, columns).every_batch(False):
         first.extend(batch.sides[0])
         second.extend(batch.sides[1])
     return first, second
