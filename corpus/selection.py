@@ -7,12 +7,15 @@ the authors' cleaning of their 5M-pair training release: 0.4 ≤ PP similarity �
 overlap ≤ 0.7, mean length of the two sides 5–40 tokens, both sides English, exact duplicates
 removed. "English" is langid.py's probability of English (``reference_p_en``,
 ``translation_p_en``, see ``corpus.language``) at least ``min_p_en``; the default 0.5 was chosen
-on real Czech and English test sets (schemas/COLUMNS.md has the measured rates).
+on real Czech and English test sets (schemas/COLUMNS.md has the measured rates). Exact
+duplicates are the one rule over more than a row: ``duplicate_keys`` and ``repeated`` find them a
+range of keys at a time, so no step holds the candidates (``pipelines.select``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import itertools
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +24,7 @@ import pyarrow.compute as pc
 
 from corpus.deciles import SCORERS
 from corpus.errors import InputError
+from corpus.ids import text_keys
 from corpus.settings import setting
 
 PP_RANGE = (0.4, 1.0)
@@ -134,12 +138,41 @@ class Sample:
     sample_seed: int = setting(1, "Seed of the random sample (smallest hash of seed and id).")
 
 
-def drop_duplicates(table: pa.Table) -> pa.Table:
-    """Keep one row (the smallest id) per identical (reference_tok, translation_tok); sorted by id."""
-    if table.num_rows == 0:
-        return table
-    ordered = table.sort_by([("reference_tok", "ascending"), ("translation_tok", "ascending"), ("id", "ascending")])
-    ref, tr = ordered.column("reference_tok").combine_chunks(), ordered.column("translation_tok").combine_chunks()
-    same = pc.and_(pc.equal(ref[1:], ref[:-1]), pc.equal(tr[1:], tr[:-1]))
-    first = np.concatenate([[True], ~same.to_numpy(zero_copy_only=False)])
-    return ordered.filter(pa.array(first)).sort_by("id")
+# A row's key of duplicates (``duplicate_keys``).
+KEY_SCHEMA = pa.schema([("range", pa.int32()), ("hi", pa.uint64()), ("lo", pa.uint64()), ("id", pa.string())])
+
+
+def duplicate_keys(table: pa.Table, ranges: int) -> pa.Table:
+    """Each row's id, the 128-bit key of its (reference_tok, translation_tok) as uint64 halves
+    ``hi`` and ``lo`` (``corpus.ids.text_keys`` of the reference's length, the reference and the
+    translation: the length keeps two pairs from joining into one string), and the key's
+    ``range``, ``hi`` mod ``ranges``. Identical pairs have one key, so one range: the ranges can
+    be searched for duplicates one at a time. Keys are compared instead of the texts because
+    they are small; the chance that two of the paper's 51.4M different pairs share a key is
+    below 10⁻²³."""
+    refs, trs = table.column("reference_tok").to_pylist(), table.column("translation_tok").to_pylist()
+    keys = text_keys(f"{len(ref)}:{ref}{tr}" for ref, tr in zip(refs, trs, strict=True))
+    return pa.table([(keys[:, 0] % np.uint64(ranges)).astype(np.int32), keys[:, 0], keys[:, 1], table.column("id").combine_chunks()],
+                    schema=KEY_SCHEMA)
+
+
+def by_range(keys: pa.Table) -> Iterator[pa.Table]:
+    """``duplicate_keys`` rows, one table per range that has any, in the ranges' order."""
+    keys = keys.sort_by("range")
+    ranges = keys.column("range").to_numpy()
+    edges = [0, *(np.flatnonzero(ranges[1:] != ranges[:-1]) + 1).tolist(), keys.num_rows]
+    for start, end in itertools.pairwise(edges):
+        if end > start:
+            yield keys.slice(start, end - start)
+
+
+def repeated(keys: pa.Table) -> np.ndarray:
+    """Mask of the ``duplicate_keys`` rows whose key a row with a smaller id has: the exact
+    duplicates removed by the release filters, which keep the smallest id of each pair."""
+    if not keys.num_rows:
+        return np.zeros(0, bool)
+    order = pc.sort_indices(keys, sort_keys=[("hi", "ascending"), ("lo", "ascending"), ("id", "ascending")]).to_numpy()
+    hi, lo = keys.column("hi").to_numpy()[order], keys.column("lo").to_numpy()[order]
+    mask = np.zeros(keys.num_rows, bool)
+    mask[order[1:][(hi[1:] == hi[:-1]) & (lo[1:] == lo[:-1])]] = True
+    return mask

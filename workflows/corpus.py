@@ -321,7 +321,8 @@ class SelectTrainingSet(StageTask):
         corpus_files, _ = self.requires().committed("corpus")
         out = partial_dir / "pairs"
         counts = select_training_set(self.runner_for(corpus_files), corpus_files, rules, config_from(self, Sample), str(out), str(partial_dir), self.requires().sample_size, self.progress)
-        shutil.rmtree(partial_dir / "candidates", ignore_errors=True)
+        for work in ("candidates", "duplicates"):
+            shutil.rmtree(partial_dir / work, ignore_errors=True)
         if not counts["selected"]:
             raise InputError(f"no corpus pair passes {rules}; widen the deciles or loosen the rules")
         io.check_rows(self.stage, io.dataset_rows(str(out)), counts["selected"], "pairs selected")

@@ -2,8 +2,18 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from corpus import selection
 from corpus.errors import InputError
-from corpus.selection import Rules, Sample, drop_duplicates, parse_deciles
+from corpus.ids import text_keys
+from corpus.selection import (
+    KEY_SCHEMA,
+    Rules,
+    Sample,
+    by_range,
+    duplicate_keys,
+    parse_deciles,
+    repeated,
+)
 from corpus.settings import settings_of
 
 
@@ -51,14 +61,73 @@ def test_pp_selection_opens_only_its_partition_directories():
     assert Rules("trans", "9").files(files) == files
 
 
-def test_drop_duplicates_keeps_the_smallest_id_per_identical_pair():
+def plain_repeats(table: pa.Table) -> set[str]:
+    """The reference: every row of an identical (reference_tok, translation_tok) but the smallest id."""
+    frame = table.to_pandas().sort_values("id")
+    return set(frame[frame.duplicated(["reference_tok", "translation_tok"])].id)
+
+
+def repeats_by_range(tables: list[pa.Table], ranges: int) -> set[str]:
+    """What the pipeline finds: each table's keys cut into ranges, each range searched alone."""
+    parts = [part for table in tables for part in by_range(duplicate_keys(table, ranges))]
+    found = set()
+    for number in range(ranges):
+        keys = pa.concat_tables([part for part in parts if part.column("range")[0].as_py() == number] or [KEY_SCHEMA.empty_table()])
+        found |= set(keys.filter(pa.array(repeated(keys))).column("id").to_pylist())
+    return found
+
+
+def text_pairs(n: int, seed: int) -> pa.Table:
+    """Pairs with many repeats: few distinct texts, sides shared between different pairs, ids in random order."""
+    rng = np.random.default_rng(seed)
+    return pa.table({
+        "id": [f"p{i}" for i in rng.permutation(n)],  # unpadded: "p10" < "p9"
+        "reference_tok": [f"r {k}" for k in rng.integers(0, 30, n)],
+        "translation_tok": [f"t {k}" for k in rng.integers(0, 4, n)],
+    })
+
+
+def test_repeats_are_every_identical_pair_but_the_smallest_id():
     table = pa.table({
         "id": ["d", "a", "c", "b", "e"],
         "reference_tok": ["x", "x", "x", "y", "x"],
         "translation_tok": ["p", "p", "q", "p", "p"],
     })
-    assert drop_duplicates(table).column("id").to_pylist() == ["a", "b", "c"]
-    assert drop_duplicates(table.slice(0, 0)).num_rows == 0
+    assert repeats_by_range([table], 3) == plain_repeats(table) == {"d", "e"}
+    assert repeated(duplicate_keys(table.slice(0, 0), 3)).shape == (0,)
+
+
+@pytest.mark.parametrize("ranges", [1, 7, 1_000])
+def test_repeats_across_tables_and_ranges_are_those_of_all_rows(ranges):
+    table = text_pairs(600, seed=ranges)
+    pieces = [table.slice(0, 100), table.slice(100, 1), table.slice(101, 399), table.slice(500)]
+    assert repeats_by_range(pieces, ranges) == plain_repeats(table)
+    assert len(plain_repeats(table)) > 400
+
+
+def test_keys_tell_apart_pairs_that_join_into_one_string():
+    table = pa.table({
+        "id": ["a", "b", "c", "d", "e", "f"],
+        "reference_tok": ["x\ty", "x", "xy", "x", "", "x y"],
+        "translation_tok": ["z", "y\tz", "z", "yz", "x y", ""],
+    })
+    assert repeats_by_range([table], 1) == set()
+    keys = duplicate_keys(table, 5)
+    assert keys.schema == KEY_SCHEMA and set(keys.column("range").to_pylist()) <= set(range(5))
+    assert [part.column("range")[0].as_py() for part in by_range(keys)] == sorted(set(keys.column("range").to_pylist()))
+
+
+def test_a_collision_of_the_keys_first_halves_is_no_repeat(monkeypatch):
+    """Every key's first half (and range) made one: the second half still tells the pairs apart."""
+    def colliding(texts):
+        keys = text_keys(texts)
+        keys[:, 0] = 12345
+        return keys
+
+    monkeypatch.setattr(selection, "text_keys", colliding)
+    table = text_pairs(300, seed=4)
+    assert set(duplicate_keys(table, 9).column("hi").to_pylist()) == {12345}
+    assert repeats_by_range([table.slice(0, 120), table.slice(120)], 9) == plain_repeats(table)
 
 
 def test_english_rule_needs_both_sides_english():

@@ -5,8 +5,11 @@ import pytest
 from test_deciles_pipeline import assign, run_in_process, scored_table, write_shards
 
 import schemas
-from corpus.ids import id_hash
+from corpus import selection
+from corpus.ids import id_hash, text_keys
 from corpus.selection import Rules, Sample
+from pipelines import select as select_stage
+from pipelines.batches import shard_number
 from pipelines.io import dataset_files
 from pipelines.select import select_top_half, select_training_set
 
@@ -68,6 +71,34 @@ def test_release_filters_remove_duplicates(tmp_path, table):
     passing = corpus[rules(pa.Table.from_pandas(corpus))]
     assert len(passing) > len(selected) > 0
     assert set(selected.id) == set(passing.groupby(["reference_tok", "translation_tok"]).id.min())
+
+
+@pytest.mark.parametrize(("range_rows", "colliding"), [(500_000, False), (37, False), (37, True)])
+def test_release_filters_keep_the_smallest_id_of_each_pair_across_files_and_ranges(tmp_path, table, monkeypatch, range_rows, colliding):
+    """Few distinct pairs, so repeats inside files, across shards and across decile directories;
+    one range or many; every key's first half made one (``colliding``): the candidates are the
+    passing rows but the repeats of a smaller id."""
+    rng = np.random.default_rng(8)
+    for name, values in {"reference_tok": [f"r {k}" for k in rng.integers(0, 40, table.num_rows)],
+                         "translation_tok": [f"t {k}" for k in rng.integers(0, 3, table.num_rows)]}.items():
+        table = table.set_column(table.schema.get_field_index(name), name, pa.array(values))
+    monkeypatch.setattr(select_stage, "RANGE_ROWS", range_rows)
+    if colliding:
+        def first_halves_one(texts):
+            keys = text_keys(texts)
+            keys[:, 0] = 7
+            return keys
+
+        monkeypatch.setattr(selection, "text_keys", first_halves_one)
+    root, files = corpus_files(tmp_path, table, 3, "dups")
+    rules = Rules("trigram", "", max_tokens=0, release_filter=True)
+    counts, selected = select(tmp_path, files, "release", rules=rules, n_pairs=0, sample_seed=1)
+    corpus = pd.read_parquet(root / "corpus").sort_values("id")
+    passing = corpus[rules(pa.Table.from_pandas(corpus))]
+    expected = passing[~passing.duplicated(["reference_tok", "translation_tok"])]
+    assert len(passing) > len(expected) > 0 and counts["passed_rules"] == len(expected)
+    assert sorted(selected.id) == sorted(expected.id)
+    assert [shard_number(path) for path in dataset_files(str(tmp_path / "release" / "candidates"))] == [0, 1, 2]
 
 
 def test_diversity_rules_select_what_they_say(tmp_path, table):
