@@ -174,7 +174,7 @@ class Measured:
 
 
 def measure(kind: str, n: int, code: str, source: Path | None, data: Path, runs: Path, file_lines: int, every: float,
-            dask_workers: int = 0, train: bool = False) -> Measured:
+            dask_workers: int = 0, train: bool = False, direct_workers: int = 0) -> Measured:
     """The table rows of one (format, size, code) run, on the DirectRunner or, with
     ``dask_workers``, on a local dask.distributed cluster of that many one-thread worker processes
     (started for the run; the peak memory of each worker is the largest of them, after a slash);
@@ -185,7 +185,8 @@ def measure(kind: str, n: int, code: str, source: Path | None, data: Path, runs:
     env = {**os.environ, "PYTHONPATH": str(source) if source else os.environ.get("PYTHONPATH", "")}
     with local_dask_cluster(folder, dask_workers, {"PYTHONPATH": env["PYTHONPATH"] or str(REPO)}) if dask_workers else \
             contextlib.nullcontext(("", [])) as (address, cluster):
-        runner = ["--paranmt-runner", "DaskRunner", "--paranmt-dask-scheduler", address] if dask_workers else []
+        runner = ["--paranmt-runner", "DaskRunner", "--paranmt-dask-scheduler", address] if dask_workers else \
+            ["--paranmt-direct-num-workers", str(direct_workers)] if direct_workers else []
         rows, total = [], 0.0
         for stage, args in [*STAGES[kind], *([TRAIN_STAGE] if train else [])]:
             command = ["luigi", "--module", "workflows", *[arg.format(input=spec, vectors=GLOVE, sts=STS) for arg in args], *runner, "--local-scheduler"]
@@ -268,6 +269,8 @@ def main() -> None:
     parser.add_argument("--every", type=float, default=1.0, help="Seconds between memory samples.")
     parser.add_argument("--dask-workers", type=int, default=0, help="Also run each size on a local Dask cluster of this many worker processes, "
                         "and compare its corpus with the DirectRunner's (0: no Dask run).")
+    parser.add_argument("--direct-workers", type=int, default=0, help="DirectRunner worker processes (0: the project's default, by input size; "
+                        "2 measures a 1M input as a larger one runs).")
     parser.add_argument("--train", action="store_true", help="Release format: then TrainOnFiltered --decile 9 --epochs 1 on the corpus (STS data needed).")
     parser.add_argument("--plot", type=Path, help="Draw time and memory against size from the tables of --tables into this PNG, and stop.")
     parser.add_argument("--tables", type=Path, nargs="*", default=[], help="Saved outputs of earlier runs of this benchmark.")
@@ -286,7 +289,8 @@ def main() -> None:
     rows, verdicts = [], []
     for n in sizes:
         code = export(args.code, args.data) if args.code else None
-        direct = measure(args.format, n, args.code or "this", code, args.data, runs, args.file_lines, args.every, train=args.train)
+        direct = measure(args.format, n, args.code or "this", code, args.data, runs, args.file_lines, args.every, train=args.train,
+                         direct_workers=args.direct_workers)
         rows += direct.rows
         if args.dask_workers:
             on_dask = measure(args.format, n, args.code or "this", code, args.data, runs, args.file_lines, args.every, args.dask_workers)
@@ -294,7 +298,8 @@ def main() -> None:
             if args.format == "release":
                 verdicts.append(f"{n:,} pairs: the corpus on Dask and on the DirectRunner: {same_corpus(direct.work, on_dask.work)}")
         if n in baseline_sizes:
-            rows += measure(args.format, n, args.baseline, export(args.baseline, args.data), args.data, runs, args.file_lines, args.every, train=args.train).rows
+            rows += measure(args.format, n, args.baseline, export(args.baseline, args.data), args.data, runs, args.file_lines, args.every,
+                            train=args.train, direct_workers=args.direct_workers).rows
     print(f"\n{machine()}; runs kept in {runs}\n")
     print(markdown_table(["code", "format", "pairs", "stage", "stage s", "command wall s", "peak GiB (process tree / largest Dask worker)",
                           "work dir GiB", "pairs/s so far"], rows))

@@ -14,6 +14,7 @@ from corpus.inputs import index_lines, resolve_inputs
 from corpus.readers import InputUnit
 from pipelines.ingest import BITEXT_FORMAT
 from pipelines.io import dataset_files, rejects_by_reason
+from pipelines import rawshards
 from pipelines.rawshards import build_shard_writes, plan_shards, read_unit, remove_repeated_ids
 from pipelines.release import RELEASE_FORMAT
 
@@ -156,3 +157,22 @@ def test_a_plan_of_about_n_shards(tmp_path):
     units.append(InputUnit(str(write(tmp_path / "d.train.gz", b"x-1\t0.5\ta\tb\n" * 10, True))))
     plan = plan_shards(units, num_shards=4)
     assert plan.lines == 110 and [shard.lines for shard in plan.all_shards()] == [28, 28, 28, 16, 10]
+
+
+def test_repeated_ids_merged_in_rounds_are_those_of_one_merge(tmp_path, monkeypatch):
+    """With at most 2 files open (so rounds of runs over the parts), the same repeats are found, and the
+    runs of keys written on the way are gone."""
+    units = czeng_input(tmp_path)
+    plan = plan_shards(units, 7)
+    run(plan, tmp_path / "one" / "bitext", tmp_path / "one" / "rejects")
+    rounds = tmp_path / "rounds"
+    monkeypatch.setattr(rawshards, "MERGE_FAN_IN", 2)
+    run(plan, rounds / "bitext", rounds / "rejects")
+    assert len(dataset_files(str(rounds / "bitext"))) > 4 and rejects_by_reason(str(rounds / "rejects")) == {"duplicate_id": 15}
+    for dataset in ("bitext", "rejects"):
+        assert files_of(rounds / dataset) == files_of(tmp_path / "one" / dataset)
+    assert not [path for path in rounds.rglob("*") if path.name.startswith(".tmp-")]
+    parts = dataset_files(str(rounds / "bitext"))
+    keys = pd.concat([pd.read_parquet(path, columns=["id", "source", "line"]) for path in parts])
+    merged = list(rawshards.merged_keys(BITEXT_FORMAT, parts, str(tmp_path)))
+    assert merged == sorted(keys.itertuples(index=False, name=None)) and not list(tmp_path.glob(".tmp-merge-*"))
