@@ -37,6 +37,10 @@ from corpus.text import tokenize
 
 PAD, UNK = 0, 1
 SPECIALS = ("<pad>", "<unk>")
+# Sentences the pieces are trained on (a seeded sample of larger training sets): sentencepiece's
+# unigram trainer holds about 2 kB per sentence (peak 1.14 GiB at 0.5M, 2.14 at 1M, 4.12 at 2M:
+# docs/2026-11-27-training-memory.md); training sets under 500k pairs are read whole.
+PIECE_SAMPLE_SENTENCES = 1_000_000
 # Sentences a batch at a time, each batch with its corpus words or None; called once per pass.
 SentenceBatches = Callable[[], Iterable[tuple[Sequence[str], Sequence[str] | None]]]
 
@@ -386,7 +390,7 @@ class PieceFeaturizer:
         """Train the pieces on a sample of the non-blank sentences (one pass), then featurize them all (another)."""
         lowered = (sentence.lower() for sentences, _ in batches() for sentence in sentences if sentence.strip())
         featurizer = cls(train_sentencepiece(lowered, seed, model_type="unigram", vocab_size=vocab_size, pad_id=PAD, unk_id=UNK,
-                                             character_coverage=1.0, input_sentence_size=2_000_000))
+                                             character_coverage=1.0, input_sentence_size=PIECE_SAMPLE_SENTENCES))
         return featurizer, featurize_batches(featurizer, batches)
 
     def save(self, directory: Path) -> None:
