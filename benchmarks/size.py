@@ -145,7 +145,7 @@ def folder_bytes(folder: Path) -> int:
     return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file() and not path.is_symlink())
 
 
-def training_pairs(work: Path) -> int:
+def trained_pairs(work: Path) -> int:
     """The pairs the last encoder trained on (its training.json)."""
     return json.loads((work / "encoders" / "latest" / "training.json").read_text())["pairs"]
 
@@ -194,7 +194,7 @@ def measure(kind: str, n: int, code: str, source: Path | None, data: Path, runs:
             seconds = stage_seconds(folder / "work", stage)
             memory = f"{peak / 2**30:.2f}" + (f" / {max(worker_peaks) / 2**30:.2f}" if worker_peaks else "")
             if stage == TRAIN_STAGE[0]:
-                rate = f"{training_pairs(folder / 'work') / seconds:,.0f}" if seconds else ""
+                rate = f"{trained_pairs(folder / 'work') / seconds:,.0f}" if seconds else ""
             else:
                 total += seconds or wall
                 rate = f"{n / total:,.0f}"

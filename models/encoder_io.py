@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 
 import torch

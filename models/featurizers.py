@@ -41,13 +41,14 @@ SPECIALS = ("<pad>", "<unk>")
 # unigram trainer holds about 2 kB per sentence (peak 1.14 GiB at 0.5M, 2.14 at 1M, 4.12 at 2M:
 # docs/2026-11-27-training-memory.md); training sets under 500k pairs are read whole.
 PIECE_SAMPLE_SENTENCES = 1_000_000
-# Sentences a batch at a time, each batch with its corpus words or None; called once per pass.
-SentenceBatches = Callable[[], Iterable[tuple[Sequence[str], Sequence[str] | None]]]
+# Sentences a batch at a time, called once per pass with whether the pass reads their corpus
+# words (a featurizer's ``reads_words``); each batch comes with its words, or None.
+SentenceBatches = Callable[[bool], Iterable[tuple[Sequence[str], Sequence[str] | None]]]
 
 
 def one_batch(sentences: Sequence[str], words: Sequence[str] | None = None) -> SentenceBatches:
     """Sentences in memory as :data:`SentenceBatches`."""
-    return lambda: [(sentences, words)]
+    return lambda with_words: [(sentences, words if with_words else None)]
 
 
 @dataclass(frozen=True)
@@ -255,6 +256,7 @@ class Featurizer:
     """Fitted mapping from sentences to id rows through a :class:`Vocabulary` of symbols."""
 
     kind: ClassVar[str]
+    reads_words: ClassVar[bool] = False  # whether ``featurize`` reads a corpus's words
 
     def __init__(self, vocabulary: Vocabulary):
         self.vocabulary = vocabulary
@@ -274,6 +276,7 @@ class WordFeaturizer(Featurizer):
     """Lowercased Moses tokens (the paper's words)."""
 
     kind = "words"
+    reads_words = True
     symbols = staticmethod(words)
 
     @classmethod
@@ -300,7 +303,7 @@ class WordFeaturizer(Featurizer):
     def fit_batches(cls, batches: SentenceBatches, min_count: int = 1, max_size: int | None = None, extra: Iterable[str] = ()) -> tuple[WordFeaturizer, Ragged]:
         """Fit the vocabulary and featurize the same sentences (int32 ids), splitting each once."""
         seen = FirstSeen()
-        for sentences, words in batches():
+        for sentences, words in batches(cls.reads_words):
             symbol_rows = cls.symbol_rows(sentences, words)
             seen.add(list(chain.from_iterable(symbol_rows)), np.fromiter(map(len, symbol_rows), dtype=np.int64, count=len(symbol_rows)))
         symbols = seen.symbols()
@@ -341,7 +344,7 @@ class TrigramFeaturizer(Featurizer):
         """Fit the vocabulary as :meth:`Vocabulary.build` does (codes sort as their trigrams) and
         featurize the same sentences (int32 ids) in the same pass."""
         seen = FirstSeen()
-        for sentences, _ in batches():
+        for sentences, _ in batches(cls.reads_words):
             seen.add(*trigram_codes(sentences))
         codes = np.fromiter(seen.index, dtype=np.uint64, count=len(seen.index))
         kept = seen.counts >= min_count
@@ -358,6 +361,7 @@ class PieceFeaturizer:
     """
 
     kind = "pieces"
+    reads_words = False
 
     def __init__(self, model_proto: bytes):
         import sentencepiece as spm
@@ -388,7 +392,7 @@ class PieceFeaturizer:
     @classmethod
     def fit_batches(cls, batches: SentenceBatches, vocab_size: int = 50_000, seed: int = 1) -> tuple[PieceFeaturizer, Ragged]:
         """Train the pieces on a sample of the non-blank sentences (one pass), then featurize them all (another)."""
-        lowered = (sentence.lower() for sentences, _ in batches() for sentence in sentences if sentence.strip())
+        lowered = (sentence.lower() for sentences, _ in batches(cls.reads_words) for sentence in sentences if sentence.strip())
         featurizer = cls(train_sentencepiece(lowered, seed, model_type="unigram", vocab_size=vocab_size, pad_id=PAD, unk_id=UNK,
                                              character_coverage=1.0, input_sentence_size=PIECE_SAMPLE_SENTENCES))
         return featurizer, featurize_batches(featurizer, batches)
@@ -440,7 +444,7 @@ def featurize(featurizers: dict[str, Featurizer | PieceFeaturizer], sentences: S
 
 def featurize_batches(featurizer: Featurizer | PieceFeaturizer, batches: SentenceBatches) -> Ragged:
     """Every batch's sentences featurized, in order, held as int32 ids."""
-    return Ragged.concatenate([featurizer.featurize(sentences, words).narrowed() for sentences, words in batches()])
+    return Ragged.concatenate([featurizer.featurize(sentences, words).narrowed() for sentences, words in batches(featurizer.reads_words)])
 
 
 def take(inputs: dict[str, Ragged], rows: np.ndarray) -> dict[str, Ragged]:

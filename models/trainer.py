@@ -190,9 +190,7 @@ class Trainer:
         self.device = torch.device(default_device() if self.config.device == "auto" else self.config.device)
         vectors = load_vectors(word_vectors) if word_vectors else None
         # The whole training set is featurized once: sentence j is side 1 of pair j, pairs + j its side 2.
-        # Only a word featurizer reads a corpus's words (its *_tok columns).
-        sentences = pairs.sentences(words=encoder_config.tokens == "words")
-        self.encoder_config, self.featurizers, self.data = self._setup(encoder_config, sentences, vectors)
+        self.encoder_config, self.featurizers, self.data = self._setup(encoder_config, pairs.sentences, vectors)
         torch.manual_seed(self.config.seed)
         sizes = encoder_io.sizes_of(self.featurizers)
         init = None

@@ -15,7 +15,6 @@ from itertools import chain
 from pathlib import Path
 
 from corpus.errors import InputError
-from models.featurizers import SentenceBatches
 
 log = logging.getLogger("paranmt.trainer")
 
@@ -95,15 +94,16 @@ class TrainingPairs:
             raise InputError(f"need at least 2 sentence pairs with two sides, got {kept}")
         return kept, total - kept
 
-    def sentences(self, words: bool) -> SentenceBatches:
+    def sentences(self, words: bool) -> Iterator[tuple[list[str], list[str] | None]]:
         """Every kept pair's first side, then every second side (sentence ``j`` of ``P`` pairs is
-        side 1 of pair ``j``, sentence ``P + j`` its side 2), with their words if ``words``."""
+        side 1 of pair ``j``, sentence ``P + j`` its side 2), with their words if ``words``: the
+        training set's :data:`~models.featurizers.SentenceBatches`."""
 
         def side(k: int) -> Iterator[tuple[list[str], list[str] | None]]:
             for batch in self.batches(words):
                 yield batch.sides[k], None if batch.words is None else batch.words[k]
 
-        return lambda: chain(side(0), side(1))
+        return chain(side(0), side(1))
 
 
 def two_sided_rows(batch: PairBatch) -> list[int]:

@@ -279,15 +279,15 @@ def merged_keys(fmt: RawFormat, paths: list[str], scratch: str) -> Iterator[tupl
     (``.tmp-merge-*``, deleted when read, or by the next run's ``remove_temporaries`` after a kill)."""
     streams: list[Callable[[], Iterator[tuple]]] = [lambda path=path: _keys(fmt, path) for path in paths]
     runs: list[str] = []
-    for round_number in itertools.count():
-        if len(streams) <= MERGE_FAN_IN:
-            break
+    round_number = 0
+    while len(streams) > MERGE_FAN_IN:
         written = [_write_run(heapq.merge(*(stream() for stream in streams[start : start + MERGE_FAN_IN])),
                               FileSystems.join(scratch, f".tmp-merge-{round_number}-{start // MERGE_FAN_IN:05d}"))
                    for start in range(0, len(streams), MERGE_FAN_IN)]
         if runs:
             FileSystems.delete(runs)
         runs, streams = written, [lambda path=path: _run_keys(path) for path in written]
+        round_number += 1
     yield from heapq.merge(*(stream() for stream in streams))
     if runs:
         FileSystems.delete(runs)

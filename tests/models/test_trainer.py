@@ -2,8 +2,6 @@
 best-checkpoint selection, pretrained vectors, and the saved model's round trip."""
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 import torch
 from scipy.stats import pearsonr

@@ -13,7 +13,7 @@ from corpus.errors import InputError
 from models import training_pairs
 from models.encode import load_encoder
 from models.encoders import EncoderConfig
-from models.featurizers import UNK, WordFeaturizer
+from models.featurizers import UNK, TrigramFeaturizer, WordFeaturizer
 from models.trainer import TrainConfig, Trainer, train_encoder
 from models.training_pairs import TrainingPairs, read_pairs
 
@@ -115,7 +115,7 @@ def test_training_read_in_small_batches_is_training_read_whole(tmp_path, monkeyp
     whole = Trainer(TrainingPairs.from_sentences((columns[0], columns[1]), (columns[2], columns[3])), tmp_path / "whole", config, train)
     monkeypatch.setattr(training_pairs, "BATCH_ROWS", 7)
     batched = Trainer(TrainingPairs.from_path(tmp_path / "corpus"), tmp_path / "batched", config, train)
-    two_sided = sum(1 for one, other in zip(columns[0], columns[1]) if one.strip() and other.strip())
+    two_sided = sum(1 for one, other in zip(columns[0], columns[1], strict=True) if one.strip() and other.strip())
     assert batched.pairs == whole.pairs == two_sided and batched.empty_side_pairs == 150 - two_sided >= 2
     for feature, rows in whole.data.items():
         assert rows.values.dtype == np.int32 and rows.values.tolist() == batched.data[feature].values.tolist()
@@ -131,8 +131,15 @@ def test_word_fit_in_batches_is_the_definition():
     written in a sentence are the specials' ids, as a lookup gives)."""
     table = corpus_of(90, seed=3)
     sentences = table.column("reference_tok").to_pylist()
-    batches = [(sentences[i : i + 11], sentences[i : i + 11]) for i in range(0, 90, 11)]
-    fitted, rows = WordFeaturizer.fit_batches(lambda: batches, min_count=2, max_size=30, extra=["zebra", "w1"])
+    asked = []
+
+    def batches(with_words: bool):
+        asked.append(with_words)
+        return [(sentences[i : i + 11], sentences[i : i + 11] if with_words else None) for i in range(0, 90, 11)]
+
+    fitted, rows = WordFeaturizer.fit_batches(batches, min_count=2, max_size=30, extra=["zebra", "w1"])
+    TrigramFeaturizer.fit_batches(batches)
+    assert asked == [True, False]  # one pass each; only words read the corpus's words
     counts = Counter(w for s in sentences for w in (s.split(" ") if s else []))
     ranked = sorted((w for w, c in counts.items() if c >= 2 and w not in ("<pad>", "<unk>")), key=lambda w: (-counts[w], w))[:30]
     assert fitted.vocabulary.symbols == ["<pad>", "<unk>", *ranked, "zebra"]

@@ -12,9 +12,9 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from corpus.inputs import index_lines, resolve_inputs
 from corpus.readers import InputUnit
+from pipelines import rawshards
 from pipelines.ingest import BITEXT_FORMAT
 from pipelines.io import dataset_files, rejects_by_reason
-from pipelines import rawshards
 from pipelines.rawshards import build_shard_writes, plan_shards, read_unit, remove_repeated_ids
 from pipelines.release import RELEASE_FORMAT
 
