@@ -32,22 +32,25 @@ CONFIG, WEIGHTS, FEATURES = "config.json", "model.pt", "features"
 Featurizers = dict[str, object]
 
 
-def fit_featurizers(config: EncoderConfig, sentences: SentenceBatches, extra_words: Iterable[str] = (), seed: int = 1) -> tuple[Featurizers, Inputs]:
+def fit_featurizers(
+    config: EncoderConfig, sentences: SentenceBatches, extra_words: Iterable[str] = (), seed: int = 1, store: Path | None = None
+) -> tuple[Featurizers, Inputs]:
     """One featurizer per feature the model reads, fitted on the training sentences, and
-    those sentences featurized (int32 ids). ``extra_words`` (the pretrained vectors' words) join
+    those sentences featurized (int32 ids; with ``store``, in files there, one per feature:
+    ``models.featurizers.RaggedSpool``). ``extra_words`` (the pretrained vectors' words) join
     the word vocabulary after the training words, so words seen only in the vectors keep their
     vector. A batch's words are its sentences' ``*_tok`` strings, when the corpus has them
     (``models.featurizers``)."""
     featurizers: Featurizers = {}
     inputs: Inputs = {}
     for feature in sorted(build_encoder_features(config)):
-        kind = feature_kind(config, feature)
+        kind, path = feature_kind(config, feature), None if store is None else store / feature
         if kind == "pieces":
-            fitted = PieceFeaturizer.fit_batches(sentences, config.spm_vocab_size, seed)
+            fitted = PieceFeaturizer.fit_batches(sentences, config.spm_vocab_size, seed, path)
         elif kind == "words":
-            fitted = FEATURIZERS[kind].fit_batches(sentences, config.min_count, config.max_vocab or None, extra_words)
+            fitted = FEATURIZERS[kind].fit_batches(sentences, config.min_count, config.max_vocab or None, extra_words, path)
         else:
-            fitted = FEATURIZERS[kind].fit_batches(sentences, config.trigram_min_count, config.max_trigrams or None)
+            fitted = FEATURIZERS[kind].fit_batches(sentences, config.trigram_min_count, config.max_trigrams or None, (), path)
         featurizers[feature], inputs[feature] = fitted
     return featurizers, inputs
 

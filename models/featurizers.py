@@ -23,6 +23,7 @@ time, and held as int32 ids: millions of sentences held as Python strings and li
 from __future__ import annotations
 
 import io
+import mmap
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -38,9 +39,11 @@ from corpus.text import tokenize
 PAD, UNK = 0, 1
 SPECIALS = ("<pad>", "<unk>")
 # Sentences the pieces are trained on (a seeded sample of larger training sets): sentencepiece's
-# unigram trainer holds about 2 kB per sentence (peak 1.14 GiB at 0.5M, 2.14 at 1M, 4.12 at 2M:
-# docs/2026-11-27-training-memory.md); training sets under 500k pairs are read whole.
-PIECE_SAMPLE_SENTENCES = 1_000_000
+# unigram trainer holds about 2 kB per sentence it samples (peak 2.14 GiB at 1M), and on the 250k
+# reference pairs a sample of 100k of their 500k sentences gives the same STS (±0.3) as all of
+# them (docs/2026-11-28-training-ids-on-disk.md): so the trainer's memory does not grow with the
+# training set.
+PIECE_SAMPLE_SENTENCES = 100_000
 # Sentences a batch at a time, called once per pass with whether the pass reads their corpus
 # words (a featurizer's ``reads_words``); each batch comes with its words, or None.
 SentenceBatches = Callable[[bool], Iterable[tuple[Sequence[str], Sequence[str] | None]]]
@@ -55,8 +58,9 @@ def one_batch(sentences: Sequence[str], words: Sequence[str] | None = None) -> S
 class Ragged:
     """Variable-length id rows: row ``i`` is ``values[offsets[i]:offsets[i + 1]]``."""
 
-    values: np.ndarray  # int64, all rows concatenated
+    values: np.ndarray  # int64 (int32 for a training set: RaggedSpool), all rows concatenated
     offsets: np.ndarray  # int64, len(rows) + 1, starts at 0
+    mappings: tuple[mmap.mmap, ...] = ()  # the files' maps the arrays are read from (RaggedSpool)
 
     @classmethod
     def from_rows(cls, rows: Sequence[Sequence[int]]) -> Ragged:
@@ -67,31 +71,30 @@ class Ragged:
         return cls(values, offsets)
 
     @classmethod
-    def from_lengths(cls, values: np.ndarray, lengths: np.ndarray) -> Ragged:
+    def from_lengths(cls, values: np.ndarray, lengths: np.ndarray, empty: int = UNK) -> Ragged:
         """Consecutive rows of ``values`` (kept in their integer type) with the given
-        ``lengths``; an empty row gets a single UNK (see the module docstring)."""
-        empty = lengths == 0
+        ``lengths``; an empty row gets the single id ``empty`` (UNK: see the module docstring)."""
+        missing = lengths == 0
         offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-        np.cumsum(lengths + empty, out=offsets[1:])
-        if empty.any():
+        np.cumsum(lengths + missing, out=offsets[1:])
+        if missing.any():
             # Each value moves right by one place per empty row before its own.
-            filled = np.full(offsets[-1], UNK, dtype=values.dtype)
-            filled[np.arange(len(values)) + np.repeat(np.cumsum(empty) - empty, lengths)] = values
+            filled = np.full(offsets[-1], empty, dtype=values.dtype)
+            filled[np.arange(len(values)) + np.repeat(np.cumsum(missing) - missing, lengths)] = values
             values = filled
         return cls(values, offsets)
 
-    @classmethod
-    def concatenate(cls, parts: Sequence[Ragged]) -> Ragged:
-        """The rows of every part, in order."""
-        lengths = np.concatenate([part.lengths for part in parts])
-        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-        return cls(np.concatenate([part.values for part in parts]), offsets)
+    def between(self, start: int, stop: int) -> Ragged:
+        """Rows ``start`` to ``stop`` (a view)."""
+        offsets = self.offsets[start : stop + 1]
+        return Ragged(self.values[offsets[0] : offsets[-1]], offsets - offsets[0])
 
-    def narrowed(self) -> Ragged:
-        """The same rows with int32 ids (every vocabulary has fewer than 2³¹ symbols): half the
-        memory of a training set held for a whole run."""
-        return Ragged(self.values.astype(np.int32), self.offsets)
+    def release_pages(self) -> None:
+        """Let go of the resident pages of ids mapped from a file (:class:`RaggedSpool`): the
+        kernel reads them again from its page cache when they are next used, so a training set on
+        disk does not fill the process's memory as an epoch reads it. Ids in memory are kept."""
+        for mapping in self.mappings:
+            mapping.madvise(mmap.MADV_DONTNEED)
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
@@ -100,6 +103,11 @@ class Ragged:
     def lengths(self) -> np.ndarray:
         return np.diff(self.offsets)
 
+    def row_lengths(self, rows: np.ndarray) -> np.ndarray:
+        """The lengths of the selected rows, read from their offsets alone (not every row's:
+        a training set has tens of millions)."""
+        return self.offsets[rows + 1] - self.offsets[rows]
+
     def row(self, index: int) -> np.ndarray:
         return self.values[self.offsets[index] : self.offsets[index + 1]]
 
@@ -107,7 +115,7 @@ class Ragged:
         """The selected rows, in the given order, with int64 ids (what the models read):
         a vectorized gather, no Python loop."""
         rows = np.asarray(rows, dtype=np.int64)
-        lengths = self.lengths[rows]
+        lengths = self.row_lengths(rows)
         offsets = np.zeros(len(rows) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
         # Position j of output row r reads values[starts[r] + j].
@@ -119,7 +127,7 @@ class Ragged:
         rows = np.asarray(rows, dtype=np.int64)
         if not len(rows):
             return self
-        lengths = self.lengths[rows]
+        lengths = self.row_lengths(rows)
         positions = np.repeat(self.offsets[:-1][rows], lengths) + (
             np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
         )
@@ -129,6 +137,52 @@ class Ragged:
         values = self.values.copy()
         values[positions] = self.values[positions[order]]
         return Ragged(values, self.offsets)
+
+
+class RaggedSpool:
+    """Id rows added a batch at a time, then read back as one :class:`Ragged` of int32 ids
+    (every vocabulary has fewer than 2³¹ symbols).
+
+    With a ``path``, the rows go to two files, ``<path>.values`` (int32) and ``<path>.offsets``
+    (int64), and come back mapped read-only: a training set of millions of pairs stays on disk
+    (at 2.7M pairs, 0.3 GB of ids held in memory made the trainer's peak grow with the input:
+    docs/2026-11-28-training-ids-on-disk.md). Without one, they are kept in memory."""
+
+    def __init__(self, path: Path | None = None):
+        self.path = path
+        self.ids = 0
+        self._parts: list[tuple[np.ndarray, np.ndarray]] = []
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._files = (open(f"{path}.values", "wb"), open(f"{path}.offsets", "wb"))
+            np.zeros(1, dtype=np.int64).tofile(self._files[1])
+
+    def add(self, part: Ragged) -> None:
+        values, offsets = part.values.astype(np.int32, copy=False), part.offsets[1:] + self.ids
+        if self.path is None:
+            self._parts.append((values, offsets))
+        else:
+            values.tofile(self._files[0])
+            offsets.tofile(self._files[1])
+        self.ids += len(values)
+
+    def finished(self) -> Ragged:
+        """Every row added (the files closed and mapped)."""
+        if self.path is None:
+            values = [values for values, _ in self._parts]
+            offsets = [np.zeros(1, dtype=np.int64), *(offsets for _, offsets in self._parts)]
+            return Ragged(np.concatenate(values) if values else np.zeros(0, dtype=np.int32), np.concatenate(offsets))
+        for file in self._files:
+            file.close()
+        if not self.ids:  # a zero-length file cannot be mapped
+            return Ragged(np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int64))
+        maps = tuple(mapped(f"{self.path}{suffix}") for suffix in (".values", ".offsets"))
+        return Ragged(np.frombuffer(maps[0], dtype=np.int32), np.frombuffer(maps[1], dtype=np.int64), maps)
+
+
+def mapped(path: str) -> mmap.mmap:
+    with open(path, "rb") as file:
+        return mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
 
 
 class Vocabulary:
@@ -176,14 +230,17 @@ class Vocabulary:
 
 class FirstSeen:
     """One pass of a fit: each distinct symbol (a word, a trigram's code) gets a provisional id
-    in order of first appearance and a count; the rows are kept as those int32 ids and mapped
-    to the vocabulary's once it is known (:meth:`rows`), so the sentences are read once."""
+    in order of first appearance and a count; the rows are spooled as those ids (to
+    ``<path>.provisional`` with a ``path``) and mapped to the vocabulary's once it is known
+    (:meth:`rows`), so the sentences are read once."""
 
-    def __init__(self):
+    EMPTY = -1  # an empty row's provisional id: it becomes UNK
+
+    def __init__(self, path: Path | None = None):
+        self.path = path
         self.index: dict = {}
         self.counts = np.zeros(0, dtype=np.int64)
-        self._values: list[np.ndarray] = []
-        self._lengths: list[np.ndarray] = []
+        self._provisional = RaggedSpool(None if path is None else path.with_name(f"{path.name}.provisional"))
 
     def add(self, symbols: Sequence | np.ndarray, lengths: np.ndarray) -> None:
         """A batch of rows: their symbols, concatenated, and each row's number of them."""
@@ -196,20 +253,29 @@ class FirstSeen:
         counts = np.bincount(values, minlength=len(index))
         counts[: len(self.counts)] += self.counts
         self.counts = counts
-        self._values.append(values)
-        self._lengths.append(np.asarray(lengths, dtype=np.int64))
+        self._provisional.add(Ragged.from_lengths(values, np.asarray(lengths, dtype=np.int64), empty=self.EMPTY))
 
     def symbols(self) -> list:
         """The symbols in provisional id order."""
         return list(self.index)
 
     def rows(self, final_ids: np.ndarray) -> Ragged:
-        """Every row added, each provisional id replaced by ``final_ids[id]`` (int32); the
-        provisional rows are let go."""
-        values = np.concatenate(self._values) if self._values else np.zeros(0, dtype=np.int32)
-        lengths = np.concatenate(self._lengths) if self._lengths else np.zeros(0, dtype=np.int64)
-        self._values, self._lengths = [], []
-        return Ragged.from_lengths(final_ids.astype(np.int32, copy=False)[values], lengths)
+        """Every row added, each provisional id replaced by ``final_ids[id]``, spooled to
+        ``path`` a chunk at a time; the provisional rows are let go."""
+        provisional = self._provisional.finished()
+        lookup = np.append(final_ids.astype(np.int32, copy=False), np.int32(UNK))  # EMPTY (-1) reads the last: UNK
+        spool = RaggedSpool(self.path)
+        for start in range(0, len(provisional), REMAP_ROWS):
+            chunk = provisional.between(start, min(start + REMAP_ROWS, len(provisional)))
+            spool.add(Ragged(lookup[chunk.values], chunk.offsets))
+            provisional.release_pages()
+        if self.path is not None:
+            for suffix in (".values", ".offsets"):
+                Path(f"{self._provisional.path}{suffix}").unlink()
+        return spool.finished()
+
+
+REMAP_ROWS = 1 << 20
 
 
 TRIGRAM_BITS = 21  # a code point needs 21 bits: a trigram's three fit in one uint64
@@ -300,9 +366,12 @@ class WordFeaturizer(Featurizer):
         return cls.fit_batches(one_batch(sentences, words), min_count, max_size, extra)
 
     @classmethod
-    def fit_batches(cls, batches: SentenceBatches, min_count: int = 1, max_size: int | None = None, extra: Iterable[str] = ()) -> tuple[WordFeaturizer, Ragged]:
-        """Fit the vocabulary and featurize the same sentences (int32 ids), splitting each once."""
-        seen = FirstSeen()
+    def fit_batches(
+        cls, batches: SentenceBatches, min_count: int = 1, max_size: int | None = None, extra: Iterable[str] = (), store: Path | None = None
+    ) -> tuple[WordFeaturizer, Ragged]:
+        """Fit the vocabulary and featurize the same sentences (int32 ids, spooled to ``store``:
+        :class:`RaggedSpool`), splitting each once."""
+        seen = FirstSeen(store)
         for sentences, words in batches(cls.reads_words):
             symbol_rows = cls.symbol_rows(sentences, words)
             seen.add(list(chain.from_iterable(symbol_rows)), np.fromiter(map(len, symbol_rows), dtype=np.int64, count=len(symbol_rows)))
@@ -340,10 +409,12 @@ class TrigramFeaturizer(Featurizer):
         return cls.fit_batches(one_batch(sentences, words), min_count, max_size, extra)
 
     @classmethod
-    def fit_batches(cls, batches: SentenceBatches, min_count: int = 1, max_size: int | None = None, extra: Iterable[str] = ()) -> tuple[TrigramFeaturizer, Ragged]:
+    def fit_batches(
+        cls, batches: SentenceBatches, min_count: int = 1, max_size: int | None = None, extra: Iterable[str] = (), store: Path | None = None
+    ) -> tuple[TrigramFeaturizer, Ragged]:
         """Fit the vocabulary as :meth:`Vocabulary.build` does (codes sort as their trigrams) and
-        featurize the same sentences (int32 ids) in the same pass."""
-        seen = FirstSeen()
+        featurize the same sentences (int32 ids, spooled to ``store``) in the same pass."""
+        seen = FirstSeen(store)
         for sentences, _ in batches(cls.reads_words):
             seen.add(*trigram_codes(sentences))
         codes = np.fromiter(seen.index, dtype=np.uint64, count=len(seen.index))
@@ -390,12 +461,13 @@ class PieceFeaturizer:
         return cls.fit_batches(one_batch(sentences), vocab_size, seed)
 
     @classmethod
-    def fit_batches(cls, batches: SentenceBatches, vocab_size: int = 50_000, seed: int = 1) -> tuple[PieceFeaturizer, Ragged]:
-        """Train the pieces on a sample of the non-blank sentences (one pass), then featurize them all (another)."""
+    def fit_batches(cls, batches: SentenceBatches, vocab_size: int = 50_000, seed: int = 1, store: Path | None = None) -> tuple[PieceFeaturizer, Ragged]:
+        """Train the pieces on a sample of the non-blank sentences (one pass), then featurize them
+        all (another; int32 ids spooled to ``store``)."""
         lowered = (sentence.lower() for sentences, _ in batches(cls.reads_words) for sentence in sentences if sentence.strip())
         featurizer = cls(train_sentencepiece(lowered, seed, model_type="unigram", vocab_size=vocab_size, pad_id=PAD, unk_id=UNK,
                                              character_coverage=1.0, input_sentence_size=PIECE_SAMPLE_SENTENCES))
-        return featurizer, featurize_batches(featurizer, batches)
+        return featurizer, featurize_batches(featurizer, batches, store)
 
     def save(self, directory: Path) -> None:
         (directory / "pieces.model").write_bytes(self.model_proto)
@@ -442,9 +514,13 @@ def featurize(featurizers: dict[str, Featurizer | PieceFeaturizer], sentences: S
     return {feature: featurizer.featurize(sentences, words) for feature, featurizer in featurizers.items()}
 
 
-def featurize_batches(featurizer: Featurizer | PieceFeaturizer, batches: SentenceBatches) -> Ragged:
-    """Every batch's sentences featurized, in order, held as int32 ids."""
-    return Ragged.concatenate([featurizer.featurize(sentences, words).narrowed() for sentences, words in batches(featurizer.reads_words)])
+def featurize_batches(featurizer: Featurizer | PieceFeaturizer, batches: SentenceBatches, store: Path | None = None) -> Ragged:
+    """Every batch's sentences featurized, in order, as int32 ids (spooled to ``store``:
+    :class:`RaggedSpool`)."""
+    spool = RaggedSpool(store)
+    for sentences, words in batches(featurizer.reads_words):
+        spool.add(featurizer.featurize(sentences, words))
+    return spool.finished()
 
 
 def take(inputs: dict[str, Ragged], rows: np.ndarray) -> dict[str, Ragged]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import shutil
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, fields
@@ -60,6 +61,7 @@ from models.training_pairs import TrainingPairs
 log = logging.getLogger("paranmt.trainer")
 
 CHECKPOINT, SUMMARY = "checkpoint.pt", "training.json"
+IDS = "ids"  # the featurized training set, on disk while the run lasts (models.featurizers.RaggedSpool)
 LR_SCHEDULES = ("constant", "linear")
 Embed = Callable[[list[str]], np.ndarray]
 DevScore = Callable[[Embed], float]
@@ -211,9 +213,10 @@ class Trainer:
             saved, featurizers = encoder_io.load_setup(self.output_dir)
             if saved != resolved:
                 raise ValueError(f"{self.output_dir} holds a run of a different model: {saved} (asked for {resolved})")
-            return saved, featurizers, {feature: featurize_batches(featurizer, sentences) for feature, featurizer in featurizers.items()}
+            ids = self.output_dir / IDS
+            return saved, featurizers, {feature: featurize_batches(featurizer, sentences, ids / feature) for feature, featurizer in featurizers.items()}
         extra = vectors[0] if vectors else ()  # word vectors come with tokens = words
-        featurizers, inputs = encoder_io.fit_featurizers(resolved, sentences, extra, self.config.seed)
+        featurizers, inputs = encoder_io.fit_featurizers(resolved, sentences, extra, self.config.seed, self.output_dir / IDS)
         encoder_io.save_setup(self.output_dir, resolved, featurizers)
         return resolved, featurizers, inputs
 
@@ -223,6 +226,8 @@ class Trainer:
         """The pool's 2P sentences (side 1 of its pairs, then side 2), scrambled if needed."""
         pairs = np.concatenate(batches)
         pool = take(self.data, np.concatenate([pairs, pairs + self.pairs]))
+        for ids in self.data.values():
+            ids.release_pages()  # read: the next pool's are elsewhere
         if self.encoder.scrambles and self.config.scramble > 0 and "tokens" in pool:
             chosen = np.flatnonzero(rng.random(len(pairs)) < self.config.scramble)
             pool["tokens"] = pool["tokens"].shuffled_rows(np.concatenate([chosen, chosen + len(pairs)]), rng)
@@ -328,6 +333,8 @@ class Trainer:
         self._checkpoint(state, dev)
         result.steps = state.step
         self._write_summary(result)
+        if (self.output_dir / IDS).exists():
+            shutil.rmtree(self.output_dir / IDS)  # the mapped ids stay readable until the trainer goes
         return result
 
     def _evaluate_and_checkpoint_when_due(self, state: RunState, steps_before: int, epoch_end: bool, result: TrainResult, dev: DevScore | None) -> None:

@@ -2,6 +2,7 @@
 
 import json
 import logging
+import mmap
 from collections import Counter
 
 import numpy as np
@@ -10,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from corpus.errors import InputError
-from models import training_pairs
+from models import featurizers, training_pairs
 from models.encode import load_encoder
 from models.encoders import EncoderConfig
 from models.featurizers import UNK, TrigramFeaturizer, WordFeaturizer
@@ -146,3 +147,35 @@ def test_word_fit_in_batches_is_the_definition():
     index = fitted.vocabulary.index
     expected = [[index.get(w, UNK) for w in (s.split(" ") if s else [])] or [UNK] for s in sentences]
     assert [rows.row(i).tolist() for i in range(len(rows))] == expected
+
+
+@pytest.mark.parametrize("kind", ["words", "trigrams", "pieces"])
+def test_a_training_set_spooled_to_files_has_the_ids_it_has_in_memory(tmp_path, monkeypatch, kind):
+    """Featurized into files and mapped back read-only, a training set has the ids it has in
+    memory (words and trigrams remapped from their provisional ids in chunks of 7 rows, empty
+    sentences included), and keeps them after its resident pages are let go."""
+    monkeypatch.setattr(featurizers, "REMAP_ROWS", 7)
+    table = corpus_of(90, seed=5)
+    sentences, words = table.column("reference").to_pylist(), table.column("reference_tok").to_pylist()
+
+    def batches(with_words: bool):
+        return [(sentences[i : i + 11], words[i : i + 11] if with_words else None) for i in range(0, 90, 11)]
+
+    _, in_memory = featurizers.FEATURIZERS[kind].fit_batches(batches, store=None)
+    _, on_disk = featurizers.FEATURIZERS[kind].fit_batches(batches, store=tmp_path / "ids" / kind)
+    assert len(on_disk.mappings) == 2 and all(isinstance(mapping, mmap.mmap) for mapping in on_disk.mappings)
+    assert sorted(path.name for path in (tmp_path / "ids").iterdir()) == [f"{kind}.offsets", f"{kind}.values"]  # no provisional rows left
+    for rows in (in_memory, on_disk):
+        assert rows.values.dtype == np.int32 and len(rows) == 90 and UNK in rows.values
+    on_disk.release_pages()
+    assert on_disk.values.tolist() == in_memory.values.tolist() and on_disk.offsets.tolist() == in_memory.offsets.tolist()
+
+
+def test_the_trainer_reads_its_ids_from_files_it_removes_when_done(tmp_path):
+    table = corpus_of(60, seed=2)
+    pairs = TrainingPairs.from_sentences((table.column("reference").to_pylist(), table.column("translation").to_pylist()))
+    trainer = Trainer(pairs, tmp_path / "model", EncoderConfig(dim=8, spm_vocab_size=40), TrainConfig(epochs=1, batch_size=10, megabatch=2, device="cpu"))
+    assert len(trainer.data["tokens"].mappings) == 2
+    assert sorted(path.name for path in (tmp_path / "model" / "ids").iterdir()) == ["tokens.offsets", "tokens.values"]
+    trainer.run()
+    assert not (tmp_path / "model" / "ids").exists() and (tmp_path / "model" / "model.pt").exists()
