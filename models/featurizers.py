@@ -154,26 +154,25 @@ class RaggedSpool:
         self._parts: list[tuple[np.ndarray, np.ndarray]] = []
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._files = (open(f"{path}.values", "wb"), open(f"{path}.offsets", "wb"))
-            np.zeros(1, dtype=np.int64).tofile(self._files[1])
+            Path(f"{path}.values").write_bytes(b"")
+            Path(f"{path}.offsets").write_bytes(np.zeros(1, dtype=np.int64).tobytes())
 
     def add(self, part: Ragged) -> None:
         values, offsets = part.values.astype(np.int32, copy=False), part.offsets[1:] + self.ids
         if self.path is None:
             self._parts.append((values, offsets))
         else:
-            values.tofile(self._files[0])
-            offsets.tofile(self._files[1])
+            for suffix, numbers in ((".values", values), (".offsets", offsets)):
+                with open(f"{self.path}{suffix}", "ab") as file:
+                    numbers.tofile(file)
         self.ids += len(values)
 
     def finished(self) -> Ragged:
-        """Every row added (the files closed and mapped)."""
+        """Every row added (from the files, mapped)."""
         if self.path is None:
             values = [values for values, _ in self._parts]
             offsets = [np.zeros(1, dtype=np.int64), *(offsets for _, offsets in self._parts)]
             return Ragged(np.concatenate(values) if values else np.zeros(0, dtype=np.int32), np.concatenate(offsets))
-        for file in self._files:
-            file.close()
         if not self.ids:  # a zero-length file cannot be mapped
             return Ragged(np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int64))
         maps = tuple(mapped(f"{self.path}{suffix}") for suffix in (".values", ".offsets"))
