@@ -55,10 +55,11 @@ def big_input(tmp_path_factory) -> Path:
     return path
 
 
-@pytest.mark.parametrize("victim", [0, -1])
-def test_a_killed_worker_process_ends_the_run_in_one_line(big_input, tmp_path, victim):
+@pytest.mark.parametrize("victim, after", [(0, 2.0), (-1, 2.0), (0, 0.0)], ids=["first, working", "last, working", "first, starting"])
+def test_a_killed_worker_process_ends_the_run_in_one_line(big_input, tmp_path, victim, after):
     """The worker killed is one of the run's, and what it leaves behind is looked for in its own
-    process group: a Beam job running beside the test is neither."""
+    process group: a Beam job running beside the test is neither. Killed as it starts (before it
+    connects to the runner), it hung the run before pipelines/worker_hangs.py failed its requests."""
     run = subprocess.Popen([sys.executable, "-m", "luigi", "--module", "workflows", "IngestBitext", "--local-scheduler", "--inputs", str(big_input),
                             "--paranmt-workdir", str(tmp_path / "work"), "--paranmt-direct-num-workers", "2"],
                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
@@ -67,7 +68,7 @@ def test_a_killed_worker_process_ends_the_run_in_one_line(big_input, tmp_path, v
         while len(started := worker_processes(run)) < 2:
             assert time.monotonic() < deadline and run.poll() is None, "the two worker processes did not start"
             time.sleep(0.2)
-        time.sleep(2)  # in the middle of their work
+        time.sleep(after)
         started[victim].kill()
         output = run.communicate(timeout=300)[0]
         assert run.returncode == TASK_FAILED, output
