@@ -41,7 +41,7 @@ SPECIALS = ("<pad>", "<unk>")
 # Sentences the pieces are trained on (a seeded sample of larger training sets): sentencepiece's
 # unigram trainer holds about 2 kB per sentence it samples (peak 2.14 GiB at 1M), and on the 250k
 # reference pairs a sample of 100k of their 500k sentences gives the same STS (±0.3) as all of
-# them (docs/2026-11-28-training-ids-on-disk.md): so the trainer's memory does not grow with the
+# them (docs/2026-11-28-paper-size-end-to-end.md): so the trainer's memory does not grow with the
 # training set.
 PIECE_SAMPLE_SENTENCES = 100_000
 # Sentences a batch at a time, called once per pass with whether the pass reads their corpus
@@ -146,7 +146,7 @@ class RaggedSpool:
     With a ``path``, the rows go to two files, ``<path>.values`` (int32) and ``<path>.offsets``
     (int64), and come back mapped read-only: a training set of millions of pairs stays on disk
     (at 2.7M pairs, 0.3 GB of ids held in memory made the trainer's peak grow with the input:
-    docs/2026-11-28-training-ids-on-disk.md). Without one, they are kept in memory."""
+    docs/2026-11-28-paper-size-end-to-end.md). Without one, they are kept in memory."""
 
     def __init__(self, path: Path | None = None):
         self.path = path
