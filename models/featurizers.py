@@ -227,6 +227,9 @@ class Vocabulary:
         return cls(path.read_text(encoding="utf-8").split("\n")[:-1])
 
 
+REMAP_ROWS = 1 << 20  # provisional rows remapped to the vocabulary's ids at a time (FirstSeen.rows)
+
+
 class FirstSeen:
     """One pass of a fit: each distinct symbol (a word, a trigram's code) gets a provisional id
     in order of first appearance and a count; the rows are spooled as those ids (to
@@ -273,8 +276,6 @@ class FirstSeen:
                 Path(f"{self._provisional.path}{suffix}").unlink()
         return spool.finished()
 
-
-REMAP_ROWS = 1 << 20
 
 
 TRIGRAM_BITS = 21  # a code point needs 21 bits: a trigram's three fit in one uint64

@@ -189,6 +189,7 @@ class Trainer:
         self.pairs, self.empty_side_pairs = pairs.count()
         self.output_dir = Path(output_dir)
         self.output_dir.mkdir(parents=True, exist_ok=True)
+        self.ids_dir = self.output_dir / IDS
         self.device = torch.device(default_device() if self.config.device == "auto" else self.config.device)
         vectors = load_vectors(word_vectors) if word_vectors else None
         # The whole training set is featurized once: sentence j is side 1 of pair j, pairs + j its side 2.
@@ -213,10 +214,9 @@ class Trainer:
             saved, featurizers = encoder_io.load_setup(self.output_dir)
             if saved != resolved:
                 raise ValueError(f"{self.output_dir} holds a run of a different model: {saved} (asked for {resolved})")
-            ids = self.output_dir / IDS
-            return saved, featurizers, {feature: featurize_batches(featurizer, sentences, ids / feature) for feature, featurizer in featurizers.items()}
+            return saved, featurizers, {feature: featurize_batches(featurizer, sentences, self.ids_dir / feature) for feature, featurizer in featurizers.items()}
         extra = vectors[0] if vectors else ()  # word vectors come with tokens = words
-        featurizers, inputs = encoder_io.fit_featurizers(resolved, sentences, extra, self.config.seed, self.output_dir / IDS)
+        featurizers, inputs = encoder_io.fit_featurizers(resolved, sentences, extra, self.config.seed, self.ids_dir)
         encoder_io.save_setup(self.output_dir, resolved, featurizers)
         return resolved, featurizers, inputs
 
@@ -333,8 +333,8 @@ class Trainer:
         self._checkpoint(state, dev)
         result.steps = state.step
         self._write_summary(result)
-        if (self.output_dir / IDS).exists():
-            shutil.rmtree(self.output_dir / IDS)  # the mapped ids stay readable until the trainer goes
+        if self.ids_dir.exists():
+            shutil.rmtree(self.ids_dir)  # the mapped ids stay readable until the trainer goes
         return result
 
     def _evaluate_and_checkpoint_when_due(self, state: RunState, steps_before: int, epoch_end: bool, result: TrainResult, dev: DevScore | None) -> None:

@@ -12,11 +12,11 @@ failed run never ended instead of exiting non-zero.
 2. **A worker process that dies** (the kernel's out-of-memory killer, a crash in native code):
    the runner waited forever for the answer to the bundle it had sent. Beam's Docker workers
    are watched for this; its subprocess workers were not. Now the worker's exit fails the
-   requests waiting for it and every request sent to it afterwards, and a failed request counts
-   as answered where the runner waits for the bundle's output (Beam's ``abort_callback`` asks
-   ``is_done``, which was true only for an answer). Before the last two, a worker killed as it
-   started (before it connected, so no broken connection told the runner) hung the run 3 times
-   in 3 (docs/2026-11-28-paper-size-end-to-end.md). The run fails and says which exit status
+   requests waiting for it, and a failed request counts as answered where the runner waits for
+   the bundle's output (Beam's ``abort_callback`` asks ``is_done``, which was true only for an
+   answer). Before the last, a worker killed as it started (before it connected, so no broken
+   connection told the runner) hung the run 3 times in 3
+   (docs/2026-11-28-paper-size-end-to-end.md). The run fails and says which exit status
    ended it.
 
 And one that made a worker's death loud: the runner's threads that read the dead worker's
@@ -77,25 +77,11 @@ def _run_worker(handler: worker_handlers.SubprocessSdkWorkerHandler) -> None:
         died = WorkerProcessDied(f"a Beam worker process stopped in the middle of its work ({exited}): killed, out of memory, or crashed;"
                                  " fewer worker processes (--paranmt-direct-num-workers) need less memory")
         _deaths.append(str(died))
-        connection = handler.control_conn
-        connection.worker_died = died  # requests sent from now on fail at once (_push_to_a_live_worker)
-        for future in list(connection._futures_by_id.values()):  # those waiting already
-            future.abort(died)
-
-
-_beam_push = worker_handlers.ControlConnection.push
+        handler.control_conn.abort(died)
 
 
 def _answered_or_failed(self: worker_handlers.ControlFuture) -> bool:
     return self._response is not None or self._exception is not None
-
-
-def _push_to_a_live_worker(self: worker_handlers.ControlConnection, request):
-    """Beam's ``push``; a request to a worker that died gets a future failed with its death."""
-    future = _beam_push(self, request)
-    if future is not None and (died := getattr(self, "worker_died", None)) is not None:
-        future.abort(died)
-    return future
 
 
 def _caused_by_a_death(error: BaseException | None, died: Callable[[], bool]) -> bool:
@@ -157,6 +143,5 @@ def _a_connection_broke(error: BaseException) -> bool:
 def fix_worker_hangs() -> None:
     """Install both fixes in this process, the runner's (idempotent)."""
     worker_handlers.ControlConnection.close = _close_even_before_the_worker_connects
-    worker_handlers.ControlConnection.push = _push_to_a_live_worker
     worker_handlers.ControlFuture.is_done = _answered_or_failed
     worker_handlers.SubprocessSdkWorkerHandler.start_worker = _start_watched_worker
