@@ -172,14 +172,20 @@ class EvaluateSTS(EvaluatesTrainedEncoder, StageTask):
         from models.evaluation import StsReport, sts_table
 
         report = StsReport.from_json(read_json(self.output_dir / "report.json"))
-        encoder_dir = self.requires().output_dir
-        training = read_json(encoder_dir / "training.json")
+        encoder = self.requires()
         table = sts_table({report.meta.get("model"): report}).rstrip()
-        lines = [f"Encoder {report.meta.get('model')}: {encoder_dir} (trained on {training['pairs']} pairs)",
+        # The report is this stage's output, found sound; the encoder is another stage's, which
+        # Luigi does not look at once this one is complete: it may have been moved or damaged since.
+        damage = encoder.damage()
+        training = {} if damage else read_json(encoder.output_dir / "training.json")
+        about = f"no longer sound: {damage}; {encoder.get_task_family()} with the same options trains it again" if damage else f"trained on {training['pairs']} pairs"
+        lines = [f"Encoder {report.meta.get('model')}: {encoder.output_dir} ({about})",
                  f"STS (Pearson × 100; every dataset in {self.output_dir / 'report.md'}):", table]
         if any("–" in row for row in table.splitlines()[2:]):  # a "–" cell, not the header's "2012–2016"
             absent = ", ".join(dict.fromkeys(report.meta.get("absent", []))) or "none"
             lines.append(f"–: that set is absent from the STS folder (absent: {absent})")
+        if damage:
+            return "\n".join(lines)
         steps_per_epoch = max(1, -(-training["steps"] // max(1, training["train"]["epochs"])))
         dev = ", ".join(f"epoch {-(-step // steps_per_epoch)} {score:.2f}" for step, score in training["dev"])
         dev_set = training["train"].get("dev_set", "sts2017")  # the set that picked the kept weights

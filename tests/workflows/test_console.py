@@ -91,6 +91,22 @@ def test_train_on_filtered_ends_with_the_sts_table_and_the_dev_score_per_epoch(t
     assert lines[-1].startswith("dev score (") and "per epoch: epoch 1 " in lines[-1] and ", epoch 2 " in lines[-1]
 
 
+def test_a_report_whose_encoder_was_moved_away_says_so_and_the_command_succeeds(demo_dir, trained_on_filtered, kit_demo, tmp_path):
+    """The report is complete (Luigi looks no further); its summary reads the encoder's facts,
+    which must not turn into a logged error under a command that exits 0."""
+    encoder = Path(next(line for line in trained_on_filtered if line.startswith("Encoder word_avg: ")).split(" ")[2])
+    os.rename(encoder, tmp_path / "encoder")
+    try:
+        result = luigi_command(demo_dir, *train_on_filtered(demo_dir), python=kit_demo.python)
+    finally:
+        os.rename(tmp_path / "encoder", encoder)
+    lines = printed_lines(result)
+    assert not [line for line in lines if "ERROR" in line or "Error" in line], lines
+    (header,) = [line for line in lines if line.startswith("Encoder word_avg: ")]
+    assert header.startswith(f"Encoder word_avg: {encoder} (no longer sound: {encoder}/_SUCCESS is missing") and "TrainFilteredEncoder" in header, header
+    assert any(line.startswith("| word_avg") for line in lines) and not any(line.startswith("dev score") for line in lines), lines
+
+
 def test_a_moved_copied_or_linked_work_directory_rebuilds_nothing_and_prints_where_it_is_now(demo_dir, trained_on_filtered, kit_demo, tmp_path):
     """Both commands in each of the three places, all six at once (a run that finds its stages
     complete only reads them)."""
