@@ -23,8 +23,8 @@ import torch
 
 from corpus.files import write_atomically
 from corpus.outputs import is_output, read_json, reading, verified_manifest
-from models.encoders import Encoder, EncoderConfig, Inputs, build_encoder, feature_kind
-from models.featurizers import FEATURIZERS, PieceFeaturizer, SentenceBatches
+from models.encoders import Encoder, EncoderConfig, build_encoder, feature_kind
+from models.featurizers import FEATURIZERS, PieceFeaturizer, Ragged, RaggedFile, SentenceBatches
 
 FORMAT = 1
 CONFIG, WEIGHTS, FEATURES = "config.json", "model.pt", "features"
@@ -34,15 +34,15 @@ Featurizers = dict[str, object]
 
 def fit_featurizers(
     config: EncoderConfig, sentences: SentenceBatches, extra_words: Iterable[str] = (), seed: int = 1, store: Path | None = None
-) -> tuple[Featurizers, Inputs]:
+) -> tuple[Featurizers, dict[str, Ragged | RaggedFile]]:
     """One featurizer per feature the model reads, fitted on the training sentences, and
     those sentences featurized (int32 ids; with ``store``, in files there, one per feature:
-    ``models.featurizers.RaggedSpool``). ``extra_words`` (the pretrained vectors' words) join
+    ``models.featurizers.RaggedFile``). ``extra_words`` (the pretrained vectors' words) join
     the word vocabulary after the training words, so words seen only in the vectors keep their
     vector. A batch's words are its sentences' ``*_tok`` strings, when the corpus has them
     (``models.featurizers``)."""
     featurizers: Featurizers = {}
-    inputs: Inputs = {}
+    inputs: dict[str, Ragged | RaggedFile] = {}
     for feature in sorted(build_encoder_features(config)):
         kind, path = feature_kind(config, feature), None if store is None else store / feature
         if kind == "pieces":

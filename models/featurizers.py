@@ -23,11 +23,12 @@ time, and held as int32 ids: millions of sentences held as Python strings and li
 from __future__ import annotations
 
 import io
-import mmap
+import os
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from itertools import chain
 from pathlib import Path
 from typing import ClassVar
@@ -60,7 +61,6 @@ class Ragged:
 
     values: np.ndarray  # int64 (int32 for a training set: RaggedSpool), all rows concatenated
     offsets: np.ndarray  # int64, len(rows) + 1, starts at 0
-    mappings: tuple[mmap.mmap, ...] = ()  # the files' maps the arrays are read from (RaggedSpool)
 
     @classmethod
     def from_rows(cls, rows: Sequence[Sequence[int]]) -> Ragged:
@@ -88,13 +88,6 @@ class Ragged:
         """Rows ``start`` to ``stop`` (a view)."""
         offsets = self.offsets[start : stop + 1]
         return Ragged(self.values[offsets[0] : offsets[-1]], offsets - offsets[0])
-
-    def release_pages(self) -> None:
-        """Let go of the resident pages of ids mapped from a file (:class:`RaggedSpool`): the
-        kernel reads them again from its page cache when they are next used, so a training set on
-        disk does not fill the process's memory as an epoch reads it. Ids in memory are kept."""
-        for mapping in self.mappings:
-            mapping.madvise(mmap.MADV_DONTNEED)
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
@@ -144,9 +137,10 @@ class RaggedSpool:
     (every vocabulary has fewer than 2³¹ symbols).
 
     With a ``path``, the rows go to two files, ``<path>.values`` (int32) and ``<path>.offsets``
-    (int64), and come back mapped read-only: a training set of millions of pairs stays on disk
-    (at 2.7M pairs, 0.3 GB of ids held in memory made the trainer's peak grow with the input:
-    docs/2026-11-28-paper-size-end-to-end.md). Without one, they are kept in memory."""
+    (int64), and are read back from them (:class:`RaggedFile`): a training set of millions of
+    pairs stays on disk (at 2.7M pairs, 0.3 GB of ids held in memory made the trainer's peak
+    grow with the input: docs/2026-11-28-paper-size-end-to-end.md). Without one, they are kept
+    in memory."""
 
     def __init__(self, path: Path | None = None):
         self.path = path
@@ -167,21 +161,46 @@ class RaggedSpool:
                     numbers.tofile(file)
         self.ids += len(values)
 
-    def finished(self) -> Ragged:
-        """Every row added (from the files, mapped)."""
+    def finished(self) -> Ragged | RaggedFile:
+        """Every row added (read from the files, with a ``path``)."""
         if self.path is None:
             values = [values for values, _ in self._parts]
             offsets = [np.zeros(1, dtype=np.int64), *(offsets for _, offsets in self._parts)]
             return Ragged(np.concatenate(values) if values else np.zeros(0, dtype=np.int32), np.concatenate(offsets))
-        if not self.ids:  # a zero-length file cannot be mapped
-            return Ragged(np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int64))
-        maps = tuple(mapped(f"{self.path}{suffix}") for suffix in (".values", ".offsets"))
-        return Ragged(np.frombuffer(maps[0], dtype=np.int32), np.frombuffer(maps[1], dtype=np.int64), maps)
+        return RaggedFile(self.path)
 
 
-def mapped(path: str) -> mmap.mmap:
-    with open(path, "rb") as file:
-        return mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+class RaggedFile:
+    """The id rows :class:`RaggedSpool` wrote to ``<path>.values`` and ``<path>.offsets``, read a
+    selection at a time with positioned reads, so only the selected rows' ids enter the
+    process's memory. (Mapped instead, each random read of a pool brought a whole page-cache
+    folio, about 300 kB, into the process's resident memory: 0.3-0.4 GiB for an 8,000-row pool
+    at 2.7M pairs, docs/2026-11-28-paper-size-end-to-end.md. Reading costs 13 ms per such pool.)"""
+
+    def __init__(self, path: Path):
+        self.values_path, self.offsets_path = Path(f"{path}.values"), Path(f"{path}.offsets")
+        self.rows = self.offsets_path.stat().st_size // 8 - 1
+
+    def __len__(self) -> int:
+        return self.rows
+
+    def take(self, rows: np.ndarray) -> Ragged:
+        """The selected rows, in the given order, with int64 ids (what the models read)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        with open(self.offsets_path, "rb") as offsets_file, open(self.values_path, "rb") as values_file:
+            read_offsets, read_values = partial(os.pread, offsets_file.fileno()), partial(os.pread, values_file.fileno())
+            bounds = np.frombuffer(b"".join([read_offsets(16, 8 * row) for row in rows.tolist()]), dtype=np.int64).reshape(-1, 2)
+            lengths = bounds[:, 1] - bounds[:, 0]
+            ids = b"".join([read_values(4 * length, 4 * start) for start, length in zip(bounds[:, 0].tolist(), lengths.tolist(), strict=True)])
+        offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        return Ragged(np.frombuffer(ids, dtype=np.int32).astype(np.int64), offsets)
+
+    def between(self, start: int, stop: int) -> Ragged:
+        """Rows ``start`` to ``stop``, read into memory (int32 ids)."""
+        offsets = np.fromfile(self.offsets_path, dtype=np.int64, count=stop - start + 1, offset=8 * start)
+        values = np.fromfile(self.values_path, dtype=np.int32, count=int(offsets[-1] - offsets[0]), offset=4 * int(offsets[0]))
+        return Ragged(values, offsets - offsets[0])
 
 
 class Vocabulary:
@@ -261,7 +280,7 @@ class FirstSeen:
         """The symbols in provisional id order."""
         return list(self.index)
 
-    def rows(self, final_ids: np.ndarray) -> Ragged:
+    def rows(self, final_ids: np.ndarray) -> Ragged | RaggedFile:
         """Every row added, each provisional id replaced by ``final_ids[id]``, spooled to
         ``path`` a chunk at a time; the provisional rows are let go."""
         provisional = self._provisional.finished()
@@ -270,7 +289,6 @@ class FirstSeen:
         for start in range(0, len(provisional), REMAP_ROWS):
             chunk = provisional.between(start, min(start + REMAP_ROWS, len(provisional)))
             spool.add(Ragged(lookup[chunk.values], chunk.offsets))
-            provisional.release_pages()
         if self.path is not None:
             for suffix in (".values", ".offsets"):
                 Path(f"{self._provisional.path}{suffix}").unlink()
@@ -368,7 +386,7 @@ class WordFeaturizer(Featurizer):
     @classmethod
     def fit_batches(
         cls, batches: SentenceBatches, min_count: int = 1, max_size: int | None = None, extra: Iterable[str] = (), store: Path | None = None
-    ) -> tuple[WordFeaturizer, Ragged]:
+    ) -> tuple[WordFeaturizer, Ragged | RaggedFile]:
         """Fit the vocabulary and featurize the same sentences (int32 ids, spooled to ``store``:
         :class:`RaggedSpool`), splitting each once."""
         seen = FirstSeen(store)
@@ -411,7 +429,7 @@ class TrigramFeaturizer(Featurizer):
     @classmethod
     def fit_batches(
         cls, batches: SentenceBatches, min_count: int = 1, max_size: int | None = None, extra: Iterable[str] = (), store: Path | None = None
-    ) -> tuple[TrigramFeaturizer, Ragged]:
+    ) -> tuple[TrigramFeaturizer, Ragged | RaggedFile]:
         """Fit the vocabulary as :meth:`Vocabulary.build` does (codes sort as their trigrams) and
         featurize the same sentences (int32 ids, spooled to ``store``) in the same pass."""
         seen = FirstSeen(store)
@@ -461,7 +479,7 @@ class PieceFeaturizer:
         return cls.fit_batches(one_batch(sentences), vocab_size, seed)
 
     @classmethod
-    def fit_batches(cls, batches: SentenceBatches, vocab_size: int = 50_000, seed: int = 1, store: Path | None = None) -> tuple[PieceFeaturizer, Ragged]:
+    def fit_batches(cls, batches: SentenceBatches, vocab_size: int = 50_000, seed: int = 1, store: Path | None = None) -> tuple[PieceFeaturizer, Ragged | RaggedFile]:
         """Train the pieces on a sample of the non-blank sentences (one pass), then featurize them
         all (another; int32 ids spooled to ``store``)."""
         lowered = (sentence.lower() for sentences, _ in batches(cls.reads_words) for sentence in sentences if sentence.strip())
@@ -514,7 +532,7 @@ def featurize(featurizers: dict[str, Featurizer | PieceFeaturizer], sentences: S
     return {feature: featurizer.featurize(sentences, words) for feature, featurizer in featurizers.items()}
 
 
-def featurize_batches(featurizer: Featurizer | PieceFeaturizer, batches: SentenceBatches, store: Path | None = None) -> Ragged:
+def featurize_batches(featurizer: Featurizer | PieceFeaturizer, batches: SentenceBatches, store: Path | None = None) -> Ragged | RaggedFile:
     """Every batch's sentences featurized, in order, as int32 ids (spooled to ``store``:
     :class:`RaggedSpool`)."""
     spool = RaggedSpool(store)
@@ -523,6 +541,6 @@ def featurize_batches(featurizer: Featurizer | PieceFeaturizer, batches: Sentenc
     return spool.finished()
 
 
-def take(inputs: dict[str, Ragged], rows: np.ndarray) -> dict[str, Ragged]:
+def take(inputs: dict[str, Ragged | RaggedFile], rows: np.ndarray) -> dict[str, Ragged]:
     """The same rows of every feature."""
     return {feature: ragged.take(rows) for feature, ragged in inputs.items()}

@@ -46,7 +46,7 @@ from models.encoders import (
     resolve_embed_dim,
     token_initialization,
 )
-from models.featurizers import SentenceBatches, featurize_batches, take
+from models.featurizers import RaggedFile, SentenceBatches, featurize_batches, take
 from models.losses import (
     NEGATIVE_MODES,
     NEGATIVE_SIDES,
@@ -61,7 +61,7 @@ from models.training_pairs import TrainingPairs
 log = logging.getLogger("paranmt.trainer")
 
 CHECKPOINT, SUMMARY = "checkpoint.pt", "training.json"
-IDS = "ids"  # the featurized training set, on disk while the run lasts (models.featurizers.RaggedSpool)
+IDS = "ids"  # the featurized training set, on disk while the run lasts (models.featurizers.RaggedFile)
 LR_SCHEDULES = ("constant", "linear")
 Embed = Callable[[list[str]], np.ndarray]
 DevScore = Callable[[Embed], float]
@@ -207,7 +207,7 @@ class Trainer:
         self.optimizer = torch.optim.Adam(self.encoder.parameters(), lr=self.config.lr, fused=fused)
         self._planned: tuple[int, list[list[np.ndarray]]] = (-1, [])  # (epoch, its pools)
 
-    def _setup(self, requested: EncoderConfig, sentences: SentenceBatches, vectors) -> tuple[EncoderConfig, encoder_io.Featurizers, Inputs]:
+    def _setup(self, requested: EncoderConfig, sentences: SentenceBatches, vectors) -> tuple[EncoderConfig, encoder_io.Featurizers, dict[str, RaggedFile]]:
         """Fit featurizers and save them with the config, or reuse those of an interrupted run."""
         resolved = resolve_embed_dim(requested, vectors[1].shape[1] if vectors else None)
         if (self.output_dir / encoder_io.CONFIG).exists():
@@ -226,8 +226,6 @@ class Trainer:
         """The pool's 2P sentences (side 1 of its pairs, then side 2), scrambled if needed."""
         pairs = np.concatenate(batches)
         pool = take(self.data, np.concatenate([pairs, pairs + self.pairs]))
-        for ids in self.data.values():
-            ids.release_pages()  # read: the next pool's are elsewhere
         if self.encoder.scrambles and self.config.scramble > 0 and "tokens" in pool:
             chosen = np.flatnonzero(rng.random(len(pairs)) < self.config.scramble)
             pool["tokens"] = pool["tokens"].shuffled_rows(np.concatenate([chosen, chosen + len(pairs)]), rng)
@@ -334,7 +332,7 @@ class Trainer:
         result.steps = state.step
         self._write_summary(result)
         if self.ids_dir.exists():
-            shutil.rmtree(self.ids_dir)  # the mapped ids stay readable until the trainer goes
+            shutil.rmtree(self.ids_dir)
         return result
 
     def _evaluate_and_checkpoint_when_due(self, state: RunState, steps_before: int, epoch_end: bool, result: TrainResult, dev: DevScore | None) -> None:

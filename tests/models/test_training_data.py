@@ -2,7 +2,6 @@
 
 import json
 import logging
-import mmap
 from collections import Counter
 
 import numpy as np
@@ -14,7 +13,7 @@ from corpus.errors import InputError
 from models import featurizers, training_pairs
 from models.encode import load_encoder
 from models.encoders import EncoderConfig
-from models.featurizers import UNK, TrigramFeaturizer, WordFeaturizer
+from models.featurizers import UNK, RaggedFile, TrigramFeaturizer, WordFeaturizer
 from models.trainer import TrainConfig, Trainer, train_encoder
 from models.training_pairs import TrainingPairs, read_pairs
 
@@ -118,9 +117,10 @@ def test_training_read_in_small_batches_is_training_read_whole(tmp_path, monkeyp
     batched = Trainer(TrainingPairs.from_path(tmp_path / "corpus"), tmp_path / "batched", config, train)
     two_sided = sum(1 for one, other in zip(columns[0], columns[1], strict=True) if one.strip() and other.strip())
     assert batched.pairs == whole.pairs == two_sided and batched.empty_side_pairs == 150 - two_sided >= 2
-    for feature, rows in whole.data.items():
-        assert rows.values.dtype == np.int32 and rows.values.tolist() == batched.data[feature].values.tolist()
-        assert rows.offsets.tolist() == batched.data[feature].offsets.tolist()
+    for feature, on_disk in whole.data.items():
+        rows, other = on_disk.between(0, len(on_disk)), batched.data[feature].between(0, len(on_disk))
+        assert rows.values.dtype == np.int32 and rows.values.tolist() == other.values.tolist()
+        assert rows.offsets.tolist() == other.offsets.tolist()
     saved = {path.relative_to(tmp_path / "whole"): path.read_bytes() for path in (tmp_path / "whole" / "features").rglob("*.*")}
     assert saved and saved == {path.relative_to(tmp_path / "batched"): path.read_bytes() for path in (tmp_path / "batched" / "features").rglob("*.*")}
     assert whole.run().losses == batched.run().losses
@@ -151,9 +151,9 @@ def test_word_fit_in_batches_is_the_definition():
 
 @pytest.mark.parametrize("kind", ["words", "trigrams", "pieces"])
 def test_a_training_set_spooled_to_files_has_the_ids_it_has_in_memory(tmp_path, monkeypatch, kind):
-    """Featurized into files and mapped back read-only, a training set has the ids it has in
+    """Featurized into files and read back from them, a training set has the ids it has in
     memory (words and trigrams remapped from their provisional ids in chunks of 7 rows, empty
-    sentences included), and keeps them after its resident pages are let go."""
+    sentences included), whole, a range, or any selection of rows in any order."""
     monkeypatch.setattr(featurizers, "REMAP_ROWS", 7)
     table = corpus_of(90, seed=5)
     sentences, words = table.column("reference").to_pylist(), table.column("reference_tok").to_pylist()
@@ -163,19 +163,23 @@ def test_a_training_set_spooled_to_files_has_the_ids_it_has_in_memory(tmp_path, 
 
     _, in_memory = featurizers.FEATURIZERS[kind].fit_batches(batches, store=None)
     _, on_disk = featurizers.FEATURIZERS[kind].fit_batches(batches, store=tmp_path / "ids" / kind)
-    assert len(on_disk.mappings) == 2 and all(isinstance(mapping, mmap.mmap) for mapping in on_disk.mappings)
+    assert isinstance(on_disk, RaggedFile) and len(on_disk) == 90
     assert sorted(path.name for path in (tmp_path / "ids").iterdir()) == [f"{kind}.offsets", f"{kind}.values"]  # no provisional rows left
-    for rows in (in_memory, on_disk):
-        assert rows.values.dtype == np.int32 and len(rows) == 90 and UNK in rows.values
-    on_disk.release_pages()
-    assert on_disk.values.tolist() == in_memory.values.tolist() and on_disk.offsets.tolist() == in_memory.offsets.tolist()
+    assert in_memory.values.dtype == np.int32 and UNK in in_memory.values
+    whole = on_disk.between(0, 90)
+    assert whole.values.dtype == np.int32 and whole.values.tolist() == in_memory.values.tolist() and whole.offsets.tolist() == in_memory.offsets.tolist()
+    part = on_disk.between(30, 41)
+    assert [part.row(i).tolist() for i in range(11)] == [in_memory.row(i).tolist() for i in range(30, 41)]
+    rows = np.random.default_rng(0).choice(90, 40)  # repeats, any order
+    taken, expected = on_disk.take(rows), in_memory.take(rows)
+    assert taken.values.dtype == np.int64 and taken.values.tolist() == expected.values.tolist() and taken.offsets.tolist() == expected.offsets.tolist()
 
 
 def test_the_trainer_reads_its_ids_from_files_it_removes_when_done(tmp_path):
     table = corpus_of(60, seed=2)
     pairs = TrainingPairs.from_sentences((table.column("reference").to_pylist(), table.column("translation").to_pylist()))
     trainer = Trainer(pairs, tmp_path / "model", EncoderConfig(dim=8, spm_vocab_size=40), TrainConfig(epochs=1, batch_size=10, megabatch=2, device="cpu"))
-    assert len(trainer.data["tokens"].mappings) == 2
+    assert isinstance(trainer.data["tokens"], RaggedFile)
     assert sorted(path.name for path in (tmp_path / "model" / "ids").iterdir()) == ["tokens.offsets", "tokens.values"]
     trainer.run()
     assert not (tmp_path / "model" / "ids").exists() and (tmp_path / "model" / "model.pt").exists()
