@@ -1,7 +1,10 @@
 """Featurizers: CSR id rows, vocabularies, words / character trigrams / sentencepiece."""
 
+import subprocess
+import sys
 from collections import Counter
 from itertools import chain
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,7 +20,10 @@ from models.featurizers import (
     TrigramFeaturizer,
     Vocabulary,
     WordFeaturizer,
+    seeded_sample,
 )
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def reference_trigrams(sentence: str) -> list[str]:
@@ -156,3 +162,28 @@ def test_from_rows_offsets(rows):
 def test_from_lengths_gives_empty_rows_an_unk():
     ragged = Ragged.from_lengths(np.array([5, 6, 7, 8]), np.array([0, 2, 0, 0, 2, 0]))
     assert rows_of(ragged) == [[UNK], [5, 6], [UNK], [UNK], [7, 8], [UNK]] and ragged.values.dtype == np.int64
+
+
+def test_a_seeded_sample_is_uniform_and_the_same_for_the_same_seed():
+    items = range(50)
+    assert seeded_sample(items, 80, seed=1) == list(items)  # fewer than asked: all of them
+    assert seeded_sample(items, 10, seed=3) == seeded_sample(iter(items), 10, seed=3) != seeded_sample(items, 10, seed=4)
+    counts = Counter(chain.from_iterable(seeded_sample(items, 10, seed) for seed in range(4000)))
+    assert all(len(set(seeded_sample(items, 10, seed))) == 10 for seed in range(50))  # without replacement
+    # Each item is kept with probability 10/50: 800 times in 4,000 samples, sd 25.3; the first and
+    # the last alike (a reservoir that favoured either end would show here).
+    assert sorted(counts) == list(items) and all(680 < count < 920 for count in counts.values()), counts
+
+
+def test_sampled_pieces_are_the_same_in_another_process():
+    """sentencepiece's own sample (input_sentence_size) differed from one process to the next
+    whatever seed it was given; in one process it repeated itself."""
+    script = (
+        "import hashlib, sys; from models.featurizers import train_sentencepiece\n"
+        "words = 'man woman dog cat plays runs eats guitar piano ball food field park red blue'.split()\n"
+        "sentences = [' '.join(words[(i * k) % len(words)] for k in range(1, 8)) + f' {i}' for i in range(3000)]\n"
+        "model = train_sentencepiece(sentences, 1, input_sentence_size=1000, vocab_size=200, model_type='unigram')\n"
+        "print(hashlib.sha256(model).hexdigest())\n"
+    )
+    runs = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=REPO).stdout for _ in range(3)]
+    assert runs[0] == runs[1] == runs[2] and len(runs[0]) == 65, runs
