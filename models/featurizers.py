@@ -175,9 +175,10 @@ class RaggedSpool:
 class RaggedFile:
     """The id rows :class:`RaggedSpool` wrote to ``<path>.values`` and ``<path>.offsets``, read a
     selection at a time with positioned reads, so only the selected rows' ids enter the
-    process's memory. (Mapped instead, each random read of a pool brought a whole page-cache
-    folio, about 300 kB, into the process's resident memory: 0.3-0.4 GiB for an 8,000-row pool
-    at 2.7M pairs, docs/2026-11-28-paper-size-end-to-end.md. Reading one costs about 15 ms.)"""
+    process's memory. (Mapped instead, each random read of a pool brought about 300 kB of the
+    file into the process's resident memory, a large page-cache folio it seems: 0.3-0.4 GiB for
+    an 8,000-row pool at 2.7M pairs, docs/2026-11-28-paper-size-end-to-end.md. Reading one
+    costs about 15 ms.)"""
 
     def __init__(self, path: Path):
         self.values_path, self.offsets_path = Path(f"{path}.values"), Path(f"{path}.offsets")
