@@ -24,7 +24,7 @@ import torch
 from corpus.files import write_atomically
 from corpus.outputs import is_output, read_json, reading, verified_manifest
 from models.encoders import Encoder, EncoderConfig, build_encoder, feature_kind
-from models.featurizers import FEATURIZERS, PieceFeaturizer, Ragged, RaggedFile, SentenceBatches
+from models.featurizers import FEATURIZERS, IdRows, PieceFeaturizer, SentenceBatches
 
 FORMAT = 1
 CONFIG, WEIGHTS, FEATURES = "config.json", "model.pt", "features"
@@ -34,7 +34,7 @@ Featurizers = dict[str, object]
 
 def fit_featurizers(
     config: EncoderConfig, sentences: SentenceBatches, extra_words: Iterable[str] = (), seed: int = 1, store: Path | None = None
-) -> tuple[Featurizers, dict[str, Ragged | RaggedFile]]:
+) -> tuple[Featurizers, dict[str, IdRows]]:
     """One featurizer per feature the model reads, fitted on the training sentences, and
     those sentences featurized (int32 ids; with ``store``, in files there, one per feature:
     ``models.featurizers.RaggedFile``). ``extra_words`` (the pretrained vectors' words) join
@@ -42,7 +42,7 @@ def fit_featurizers(
     vector. A batch's words are its sentences' ``*_tok`` strings, when the corpus has them
     (``models.featurizers``)."""
     featurizers: Featurizers = {}
-    inputs: dict[str, Ragged | RaggedFile] = {}
+    inputs: dict[str, IdRows] = {}
     for feature in sorted(build_encoder_features(config)):
         kind, path = feature_kind(config, feature), None if store is None else store / feature
         if kind == "pieces":

@@ -163,7 +163,7 @@ class RaggedSpool:
                     numbers.tofile(file)
         self.ids += len(values)
 
-    def finished(self) -> Ragged | RaggedFile:
+    def finished(self) -> IdRows:
         """Every row added (read from the files, with a ``path``)."""
         if self.path is None:
             values = [values for values, _ in self._parts]
@@ -204,6 +204,10 @@ class RaggedFile:
         offsets = np.fromfile(self.offsets_path, dtype=np.int64, count=stop - start + 1, offset=8 * start)
         values = np.fromfile(self.values_path, dtype=np.int32, count=int(offsets[-1] - offsets[0]), offset=4 * int(offsets[0]))
         return Ragged(values, offsets - offsets[0])
+
+
+# A training set's id rows: in memory, or in RaggedSpool's files (read a selection at a time).
+IdRows = Ragged | RaggedFile
 
 
 class Vocabulary:
@@ -283,7 +287,7 @@ class FirstSeen:
         """The symbols in provisional id order."""
         return list(self.index)
 
-    def rows(self, final_ids: np.ndarray) -> Ragged | RaggedFile:
+    def rows(self, final_ids: np.ndarray) -> IdRows:
         """Every row added, each provisional id replaced by ``final_ids[id]``, spooled to
         ``path`` a chunk at a time; the provisional rows are let go."""
         provisional = self._provisional.finished()
@@ -389,7 +393,7 @@ class WordFeaturizer(Featurizer):
     @classmethod
     def fit_batches(
         cls, batches: SentenceBatches, min_count: int = 1, max_size: int | None = None, extra: Iterable[str] = (), store: Path | None = None
-    ) -> tuple[WordFeaturizer, Ragged | RaggedFile]:
+    ) -> tuple[WordFeaturizer, IdRows]:
         """Fit the vocabulary and featurize the same sentences (int32 ids, spooled to ``store``:
         :class:`RaggedSpool`), splitting each once."""
         seen = FirstSeen(store)
@@ -432,7 +436,7 @@ class TrigramFeaturizer(Featurizer):
     @classmethod
     def fit_batches(
         cls, batches: SentenceBatches, min_count: int = 1, max_size: int | None = None, extra: Iterable[str] = (), store: Path | None = None
-    ) -> tuple[TrigramFeaturizer, Ragged | RaggedFile]:
+    ) -> tuple[TrigramFeaturizer, IdRows]:
         """Fit the vocabulary as :meth:`Vocabulary.build` does (codes sort as their trigrams) and
         featurize the same sentences (int32 ids, spooled to ``store``) in the same pass."""
         seen = FirstSeen(store)
@@ -482,7 +486,7 @@ class PieceFeaturizer:
         return cls.fit_batches(one_batch(sentences), vocab_size, seed)
 
     @classmethod
-    def fit_batches(cls, batches: SentenceBatches, vocab_size: int = 50_000, seed: int = 1, store: Path | None = None) -> tuple[PieceFeaturizer, Ragged | RaggedFile]:
+    def fit_batches(cls, batches: SentenceBatches, vocab_size: int = 50_000, seed: int = 1, store: Path | None = None) -> tuple[PieceFeaturizer, IdRows]:
         """Train the pieces on a sample of the non-blank sentences (one pass), then featurize them
         all (another; int32 ids spooled to ``store``)."""
         lowered = (sentence.lower() for sentences, _ in batches(cls.reads_words) for sentence in sentences if sentence.strip())
@@ -508,7 +512,8 @@ def train_sentencepiece(sentences: Iterable[str], seed: int, input_sentence_size
     import sentencepiece as spm
 
     if input_sentence_size:
-        sample = seeded_sample(sentences, input_sentence_size, seed)[::-1]
+        sample = seeded_sample(sentences, input_sentence_size, seed)
+        sample.reverse()
         sentences = (sample.pop() for _ in range(len(sample)))  # in order, each let go once sentencepiece has copied it
     model = io.BytesIO()
     spm.set_random_generator_seed(seed)
@@ -565,7 +570,7 @@ def featurize(featurizers: dict[str, Featurizer | PieceFeaturizer], sentences: S
     return {feature: featurizer.featurize(sentences, words) for feature, featurizer in featurizers.items()}
 
 
-def featurize_batches(featurizer: Featurizer | PieceFeaturizer, batches: SentenceBatches, store: Path | None = None) -> Ragged | RaggedFile:
+def featurize_batches(featurizer: Featurizer | PieceFeaturizer, batches: SentenceBatches, store: Path | None = None) -> IdRows:
     """Every batch's sentences featurized, in order, as int32 ids (spooled to ``store``:
     :class:`RaggedSpool`)."""
     spool = RaggedSpool(store)
@@ -574,6 +579,6 @@ def featurize_batches(featurizer: Featurizer | PieceFeaturizer, batches: Sentenc
     return spool.finished()
 
 
-def take(inputs: dict[str, Ragged | RaggedFile], rows: np.ndarray) -> dict[str, Ragged]:
+def take(inputs: dict[str, IdRows], rows: np.ndarray) -> dict[str, Ragged]:
     """The same rows of every feature."""
     return {feature: ragged.take(rows) for feature, ragged in inputs.items()}
