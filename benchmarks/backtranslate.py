@@ -134,8 +134,9 @@ def run_beam(model, texts, device, options, workers, engine="ctranslate2") -> tu
     import schemas
     from corpus.ids import shard_of
     from pipelines import io
-    from pipelines.backtranslate import TranslatorSpec, build_backtranslate, pending_shards
+    from pipelines.backtranslate import build_backtranslate
     from pipelines.options import pipeline_options
+    from pipelines.translator import TranslatorSpec, pending_shards
 
     workers = workers or os.cpu_count() or 1
     with tempfile.TemporaryDirectory() as tmp:

@@ -99,9 +99,10 @@ def sample(pairs_tsv: Path, fit_pairs: int, sentences: int) -> tuple[list[str], 
 def encoders(fit: list[str], spm_vocab_size: int | None = None) -> dict[str, object]:
     """The three averaging models over one fit of each featurizer (pieces: the default size
     unless given), random weights."""
+    from models.configs import EncoderConfig
     from models.encode import SentenceEncoder
     from models.encoder_io import build_encoder_features
-    from models.encoders import EncoderConfig, build_encoder, resolve_embed_dim
+    from models.encoders import build_encoder, resolve_embed_dim
     from models.featurizers import PieceFeaturizer, TrigramFeaturizer
 
     pieces = PieceFeaturizer.fit_transform(fit, spm_vocab_size or EncoderConfig().spm_vocab_size)[0]

@@ -198,7 +198,8 @@ def measure_train(size: int, tmp: Path) -> tuple:
 
     from benchmarks.score import clock
     from benchmarks.train import generated_pairs
-    from models.trainer import TrainConfig, Trainer
+    from models.configs import TrainConfig
+    from models.trainer import Trainer
 
     torch.set_num_threads(1)
     pairs = generated_pairs(size)
@@ -282,7 +283,7 @@ def main() -> None:
 def run_plan(args) -> None:
     from benchmarks.common import machine
     from corpus.selection import Sample
-    from models.trainer import TrainConfig
+    from models.configs import TrainConfig
 
     if min(args.pairs, args.cores, args.gpus) < 1 or args.sample_scale <= 0:
         raise InputError("--pairs, --cores, --gpus and --sample-scale must be positive")

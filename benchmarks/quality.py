@@ -98,10 +98,10 @@ def run_cell(cell: Cell, pairs_path: str, directory: str, epochs: int) -> dict:
     import torch
 
     from corpus.sts import load_dev_set
+    from models.configs import EncoderConfig, TrainConfig
     from models.encode import load_encoder
-    from models.encoders import EncoderConfig
     from models.evaluation import dev_score
-    from models.trainer import TrainConfig, Trainer
+    from models.trainer import Trainer
     from models.training_pairs import read_pairs
 
     torch.set_num_threads(1)

@@ -137,8 +137,8 @@ def measure_training(pairs, directory: Path, model: str, dim: int, megabatch: in
     first pool; featurization, checkpoints and the pool cut short by the step limit are not timed.
     It trains from scratch in ``directory`` (emptied first: a checkpoint left there by an earlier
     measurement would be resumed, finished, and time nothing)."""
-    from models.encoders import EncoderConfig
-    from models.trainer import TrainConfig, Trainer
+    from models.configs import EncoderConfig, TrainConfig
+    from models.trainer import Trainer
 
     shutil.rmtree(directory, ignore_errors=True)
     config = TrainConfig(megabatch=megabatch, max_steps=megabatch + steps, epochs=10**6, checkpoint_every=10**9, device=device)
@@ -181,9 +181,9 @@ def quality(directory: Path, epochs: int) -> tuple[str, str]:
     """STS of SIF (baseline), an untrained random Word Avg (lexical overlap) and Word Avg
     trained on caption paraphrases with M = 1 and M = 40."""
     from corpus.sts import load_sts2017, load_sts_tests
-    from models.encoders import EncoderConfig
+    from models.configs import EncoderConfig, TrainConfig
     from models.evaluation import dev_score, evaluate, sts_table
-    from models.trainer import TrainConfig, Trainer
+    from models.trainer import Trainer
 
     tests, dev = load_sts_tests(STS), load_sts2017(STS)
     sif = sif_glove4k()

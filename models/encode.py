@@ -15,8 +15,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from models.configs import EncoderConfig
 from models.encoder_io import Featurizers, load_model
-from models.encoders import Encoder, EncoderConfig, Inputs, on_device
+from models.encoders import Encoder, Inputs, on_device
 from models.featurizers import SPECIALS, WordFeaturizer, featurize, take
 
 # Averaging models featurize and embed this many sentences at a time, whatever the batch size:

@@ -23,7 +23,8 @@ import torch
 
 from corpus.files import write_atomically
 from corpus.outputs import is_output, read_json, reading, verified_manifest
-from models.encoders import Encoder, EncoderConfig, build_encoder, feature_kind
+from models.configs import EncoderConfig
+from models.encoders import Encoder, build_encoder, feature_kind
 from models.featurizers import FEATURIZERS, IdRows, PieceFeaturizer, SentenceBatches
 
 FORMAT = 1

@@ -19,7 +19,7 @@ computed in one matrix product.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -27,7 +27,7 @@ from torch import Tensor, nn
 from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence
 
 from corpus.errors import InputError
-from corpus.settings import setting
+from models.configs import MODEL_NAMES, EncoderConfig
 from models.featurizers import PAD, Ragged
 
 Inputs = dict[str, Ragged]
@@ -35,37 +35,6 @@ Inputs = dict[str, Ragged]
 # tokens: fewer groups cost more padding, more groups more calls (1.3: 6 groups for a
 # training batch of the reference pairs, a 7x faster update than packed sequences).
 PADDING_SLACK = 1.3
-
-
-@dataclass
-class EncoderConfig:
-    """Architecture and featurization; saved as ``config.json`` beside the weights."""
-
-    model: str = setting("word_avg", "Encoder architecture.", choices=lambda: sorted(MODELS))
-    dim: int = setting(300, "Output size of LSTM/BiLSTM (both directions)/projection/DAN/RNN models; averaging models output their embedding size.")
-    embed_dim: int = setting(0, "Embedding size; 0: the word vectors' size, else 300.")
-    tokens: str = setting("pieces", "Token features: sentencepiece pieces, or Moses words (needed with --word-vectors).", choices=("pieces", "words"))
-    combine: str = setting("concat", "Mixed models: concatenate or add the outputs.", choices=("concat", "add"))
-    dropout: float = setting(0.0, "Dropout on token embeddings (averaging models: on the mean).")
-    dan_layers: int = 2
-    activation: str = "tanh"  # DAN and RNN nonlinearity: "tanh" or "relu"
-    cnn_widths: tuple[int, ...] = (1, 2, 3)
-    cnn_maps: int = 100
-    min_count: int = setting(1, "Words seen fewer times in training become UNK.")
-    max_vocab: int = setting(0, "Most frequent training words kept (0: all).")
-    trigram_min_count: int = 1
-    max_trigrams: int = 0
-    spm_vocab_size: int = setting(20_000, "Sentencepiece pieces (upper bound).")
-
-    @classmethod
-    def from_dict(cls, values: dict) -> EncoderConfig:
-        known = {f.name for f in fields(cls)}
-        config = cls(**{k: v for k, v in values.items() if k in known})
-        config.cnn_widths = tuple(config.cnn_widths)
-        return config
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def _activation(name: str) -> Callable[[Tensor], Tensor]:
@@ -415,6 +384,9 @@ MODELS: dict[str, Builder] = {}
 
 
 def register(name: str) -> Callable[[Builder], Builder]:
+    if name not in MODEL_NAMES:
+        raise ValueError(f"model {name!r} is not in models.configs.MODEL_NAMES, the names the command line offers")
+
     def add(builder: Builder) -> Builder:
         MODELS[name] = builder
         return builder

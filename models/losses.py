@@ -17,10 +17,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from models.configs import NEGATIVE_MODES, NEGATIVE_SIDES
 from models.encoders import Encoder
 
-NEGATIVE_MODES = ("max", "mix", "rand")
-NEGATIVE_SIDES = ("both", "partner")
 # Rows of the pool similarity matrix computed at once: bounds memory for large pools
 # (M = 40, batch 100 → 8,000 candidates) at 8,000 × 512 floats, a block that stays in cache
 # and is reused by the allocator (larger blocks are fresh pages on every call).

@@ -26,8 +26,9 @@ import torch
 
 from corpus.errors import InputError
 from corpus.files import write_atomically
+from models.configs import EncoderConfig
 from models.encoder_io import Featurizers, load_model, save_setup, save_weights
-from models.encoders import Encoder, EncoderConfig
+from models.encoders import Encoder
 from models.featurizers import featurize, hide_broken_torchaudio
 
 hide_broken_torchaudio()

@@ -31,14 +31,12 @@ from tqdm import tqdm
 
 from corpus.errors import InputError
 from corpus.files import write_atomically
-from corpus.settings import setting
-from corpus.sts import DEV_SETS
 from corpus.wordvec import load_vectors
 from models import encoder_io
+from models.configs import EncoderConfig, TrainConfig
 from models.encode import SentenceEncoder, default_device, embed_inputs
 from models.encoders import (
     DeviceInputs,
-    EncoderConfig,
     Inputs,
     build_encoder,
     moved_together,
@@ -47,14 +45,7 @@ from models.encoders import (
     token_initialization,
 )
 from models.featurizers import RaggedFile, SentenceBatches, featurize_batches, take
-from models.losses import (
-    NEGATIVE_MODES,
-    NEGATIVE_SIDES,
-    choose_negatives,
-    initial_anchors,
-    margin_loss,
-    regularization,
-)
+from models.losses import choose_negatives, initial_anchors, margin_loss, regularization
 from models.training_pairs import TrainingPairs
 
 # Under "paranmt", the logger whose INFO messages (the dev scores) the workflows' console shows.
@@ -62,56 +53,8 @@ log = logging.getLogger("paranmt.trainer")
 
 CHECKPOINT, SUMMARY = "checkpoint.pt", "training.json"
 IDS = "ids"  # the featurized training set, on disk while the run lasts (models.featurizers.RaggedFile)
-LR_SCHEDULES = ("constant", "linear")
 Embed = Callable[[list[str]], np.ndarray]
 DevScore = Callable[[Embed], float]
-
-
-@dataclass
-class TrainConfig:
-    """Optimisation settings; defaults are the paper's (section 6.2) except the negatives, the
-    learning rate and the development set, chosen on real pairs (README)."""
-
-    batch_size: int = setting(100, "Pairs per update.")
-    margin: float = setting(0.4, "Margin δ of the hinge loss.")
-    # 0.008, not the paper's 0.001: with STS-B dev selecting, it gives +2.2 STS 2012–2016 points for
-    # Word Avg and +1.6 for Trigram Avg on the reference pairs in 5 epochs (README, issue 9).
-    lr: float = setting(0.008, "Adam learning rate (the paper: 0.001).")
-    lr_schedule: str = setting("constant", "Learning rate over the run: constant, or falling linearly from --lr to 0 at the end of the last epoch.", choices=LR_SCHEDULES)
-    epochs: int = setting(5, "Passes over the training pairs.")
-    megabatch: int = setting(40, "Mini-batches pooled to choose negatives (M; 1: in-batch).")
-    megabatch_anneal: int = setting(0, "M grows by 1 every N updates, from 1 up to --megabatch (0: M from the start).")
-    negatives: str = setting("max", "Negative selection.", choices=NEGATIVE_MODES)
-    # Negatives (models.losses.hardest_negatives): semi-hard, from the partner's side; the paper
-    # searched both sides without the semi-hard rule, which collapses on real pairs (README).
-    negative_side: str = setting("partner", "Negative candidates: only the partner's side, or any pool sentence (the paper).", choices=NEGATIVE_SIDES)
-    below_partner: bool = setting(True, "Semi-hard: only negatives less similar to the anchor than its partner (false: the paper's hardest).")
-    scramble: float = setting(0.3, "Probability a pair's word order is shuffled (recurrent models).")
-    lambda_c: float = setting(0.0, "L2 weight on compositional parameters.")
-    lambda_w: float = setting(0.0, "L2 weight pulling word embeddings to their initial values.")
-    seed: int = setting(1, "Random seed (data order, initialisation, negatives).")
-    max_steps: int = setting(0, "Stop after this many updates (0: all epochs).")
-    dev_set: str = setting("stsb-dev", "Development set that picks the kept weights: STS-B dev (1,500 pairs) or the paper's STS 2017 track 5 (250).", choices=DEV_SETS)
-    eval_every: int = setting(0, "Dev evaluation every N updates (0: each epoch end).")
-    checkpoint_every: int = setting(1000, "Updates between resumable checkpoints (also at each evaluation).", significant=False)
-    device: str = setting("auto", "auto (cuda when available), cpu, cuda, cuda:1 …", significant=False)
-
-    def validate(self) -> None:
-        """InputError (one line, before any work) for settings no run can have."""
-        if self.negatives not in NEGATIVE_MODES:
-            raise InputError(f"negatives must be one of {NEGATIVE_MODES}, got {self.negatives!r}")
-        if self.dev_set not in DEV_SETS:
-            raise InputError(f"dev_set must be one of {DEV_SETS}, got {self.dev_set!r}")
-        if self.lr_schedule not in LR_SCHEDULES:
-            raise InputError(f"lr_schedule must be one of {LR_SCHEDULES}, got {self.lr_schedule!r}")
-        if self.negative_side not in NEGATIVE_SIDES:
-            raise InputError(f"negative_side must be one of {NEGATIVE_SIDES}, got {self.negative_side!r}")
-        if self.batch_size < 1 or self.megabatch < 1 or self.epochs < 1:
-            raise InputError(f"batch size, megabatch and epochs must be at least 1, got {self.batch_size}, {self.megabatch}, {self.epochs}")
-        if self.megabatch_anneal < 0:
-            raise InputError(f"megabatch_anneal must be 0 or more, got {self.megabatch_anneal}")
-        if not 0.0 <= self.scramble <= 1.0:
-            raise InputError(f"scramble is a probability, got {self.scramble}")
 
 
 @dataclass

@@ -6,7 +6,7 @@ by a token budget and keeps the best beam hypothesis. Chunks depend only on the 
 translated twice (a retried bundle, a resumed run) gives the same rows. A shard is one element:
 the worker that translates its chunks sorts their results by id and writes them, under a
 temporary name, then renamed: a ``part-NNNNN.parquet`` in the output is always complete, and
-:func:`pending_shards` lists the shards still to do. No shuffle moves the translations: the
+:func:`pipelines.translator.pending_shards` lists the shards still to do. No shuffle moves the translations: the
 DirectRunner would hold a shuffle's whole input, every shard's translations, in memory, and write
 nothing before the last was made (a kill would lose them all).
 
@@ -19,14 +19,10 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 
 import apache_beam as beam
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
-from apache_beam.io.filesystems import FileSystems
 from apache_beam.ml.inference.base import (
     KeyedModelHandler,
     ModelHandler,
@@ -35,50 +31,15 @@ from apache_beam.ml.inference.base import (
 )
 
 import schemas
-from corpus.outputs import reading
-from models.nmt.model import NmtModel
-from models.nmt.translate import DecodeOptions, Translator, load_translator
+from models.nmt.translate import Translator
 from pipelines.batches import shard_number
-from pipelines.io import dataset_files, write_part_atomically
-from pipelines.pairs import BITEXT_COLUMNS, pairs_table
-from pipelines.progress import UNWATCHED, Marks, Tally
+from pipelines.io import write_part_atomically
+from pipelines.pairs import pairs_table
+from pipelines.progress import UNWATCHED, Marks
+from pipelines.translator import TranslatorSpec, model_is_shared, read_chunks
 
 STAGE = "backtranslate"
 log = logging.getLogger(__name__)
-
-
-def pending_shards(bitext_files: list[str], pairs_dir: str) -> list[str]:
-    """Bitext shard files whose pairs shard is not written yet."""
-    done = {shard_number(path) for path in dataset_files(pairs_dir)}
-    return [path for path in bitext_files if shard_number(path) not in done]
-
-
-def read_chunks(path: str, chunk_rows: int) -> Iterator[pa.RecordBatch]:
-    """A bitext shard as record batches of at most ``chunk_rows`` rows."""
-    with reading(path), FileSystems.open(path) as handle:
-        yield from pq.ParquetFile(handle).iter_batches(batch_size=chunk_rows, columns=BITEXT_COLUMNS)
-
-
-@dataclass(frozen=True)
-class TranslatorSpec:
-    """Everything a worker needs to load the translator (the model's files must be readable there)."""
-
-    model: NmtModel
-    engine: str = "ctranslate2"
-    device: str = "auto"
-    compute_type: str = "auto"
-    threads: int = 0
-    options: DecodeOptions = field(default_factory=DecodeOptions)
-
-    def load(self) -> Translator:
-        return load_translator(self.model, self.engine, self.options, self.device, self.compute_type, self.threads)
-
-
-def model_is_shared(spec: TranslatorSpec, requested: bool) -> bool:
-    """One model per machine, shared by its worker processes, when asked or on a GPU: a model per
-    worker process would fill the GPU's memory and contend for it (the other workers only read
-    chunks, send them to the one model and write the pairs)."""
-    return requested or spec.device == "cuda"
 
 
 class TranslatorHandler(ModelHandler[str, PredictionResult, Translator]):
@@ -183,14 +144,3 @@ def build_backtranslate(
         | "Translate" >> RunInference(handler)
         | "WriteShards" >> beam.ParDo(WriteShard(pairs_dir, rejects_dir, spec.model.system))
     )
-
-
-def translation_tally(marks: Marks, total: int, already: int) -> Tally:
-    """Sentences translated out of ``total``: ``already`` (finished by an earlier, interrupted
-    run) and the chunks marked since."""
-    return Tally(lambda: already + marks.count("translated"), total, "sentences translated", "sentences")
-
-
-def truncated_rows(pairs_dir: str) -> int:
-    """Pairs whose source was cut to the model's length limit."""
-    return int(sum(pq.read_table(path, columns=["truncated"]).column(0).to_numpy().sum() for path in dataset_files(pairs_dir)))

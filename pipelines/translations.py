@@ -30,12 +30,12 @@ import schemas
 from corpus.inputs import TranslationFile, translation_lines
 from corpus.outputs import reading
 from corpus.readers import Reject
-from pipelines.backtranslate import TranslatorSpec, read_chunks
 from pipelines.batches import shard_number
 from pipelines.io import write_part_atomically
 from pipelines.pairs import pairs_table
 from pipelines.progress import UNWATCHED, Marks
 from pipelines.rawshards import rejects_table
+from pipelines.translator import TranslatorSpec, read_chunks
 
 STAGE = "translations"
 log = logging.getLogger(__name__)

@@ -13,15 +13,14 @@ from models.nmt.devices import resolve_device
 from models.nmt.model import NmtModel
 from models.nmt.translate import ENGINES, DecodeOptions
 from pipelines import io
-from pipelines.backtranslate import (
+from pipelines.progress import marking, progress_while_running
+from pipelines.translator import (
     TranslatorSpec,
-    build_backtranslate,
     model_is_shared,
     pending_shards,
     translation_tally,
     truncated_rows,
 )
-from pipelines.progress import marking, progress_while_running
 from workflows.base import StageTask
 from workflows.config import config_from, count_parameter, paranmt, with_settings
 from workflows.ingest import IngestBitext
@@ -56,6 +55,8 @@ class BackTranslate(UsesGpu, TranslatorChoice, StageTask):
         return max(1, cores // (paranmt().direct_num_workers or cores))
 
     def build(self, partial_dir: Path) -> dict:
+        from pipelines.backtranslate import build_backtranslate
+
         pairs_dir, rejects_dir = str(partial_dir / "pairs"), str(partial_dir / "rejects")
         for directory in (pairs_dir, rejects_dir):
             io.remove_temporaries(directory)

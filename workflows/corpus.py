@@ -28,7 +28,6 @@ from corpus.deciles import SCORERS
 from corpus.errors import InputError
 from corpus.outputs import read_json, reading
 from corpus.selection import Rules, Sample
-from models.encoder_io import WEIGHTS
 from pipelines import io
 from pipelines.batches import BATCH_ROWS
 from pipelines.deciles import DEFAULT_SAMPLE, write_corpus
@@ -229,6 +228,8 @@ class ScorePairs(ReadsPairs, StageTask):
 
     def _pp_model(self, partial_dir: Path) -> tuple[str, dict]:
         """The vectors file the scorers load, and the manifest's record of the model."""
+        from models.encoder_io import WEIGHTS
+
         if self.pp_vectors:
             return self.pp_vectors, {"kind": "vectors file", "path": self.pp_vectors, "sha256": sha256_of(self.pp_vectors)}
         encoder_dir = self.pp_encoder or str(self.requires()["pp"].output_dir)

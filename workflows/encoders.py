@@ -18,8 +18,7 @@ from luigi.util import inherits
 
 from corpus.errors import InputError
 from corpus.outputs import read_json
-from models.encoders import EncoderConfig
-from models.trainer import TrainConfig
+from models.configs import EncoderConfig, TrainConfig
 from workflows.base import StageTask, in_workdir
 from workflows.config import AbsolutePath, config_from, with_settings
 from workflows.console import STAGES as stages

@@ -38,7 +38,7 @@ from luigi.util import inherits
 from corpus.errors import InputError
 from corpus.outputs import read_json
 from corpus.selection import parse_deciles
-from models.encoders import MODELS
+from models.configs import MODEL_NAMES
 from workflows.base import CODE_VERSION, MANIFEST, StageTask, in_workdir, read_manifest, stage_tree
 from workflows.config import AbsolutePath, count_parameter
 from workflows.corpus import (
@@ -73,9 +73,9 @@ def _names(text: str) -> list[str]:
 
 def _model_names(text: str) -> list[str]:
     names = _names(text)
-    unknown = sorted(set(names) - set(MODELS))
+    unknown = sorted(set(names) - set(MODEL_NAMES))
     if unknown or not names:
-        raise InputError(f"unknown or no model(s) {unknown}; choose from {sorted(MODELS)}")
+        raise InputError(f"unknown or no model(s) {unknown}; choose from {sorted(MODEL_NAMES)}")
     return names
 
 
@@ -204,7 +204,7 @@ class DecileSweep(Experiment):
     scorers = luigi.Parameter(default="trans,trigram,pp", description="Comma-separated scorers to sweep.")
     deciles = luigi.Parameter(default="0,1,2,3,4,5,6,7,8,9", description="Comma-separated deciles to sweep.")
     range_width = count_parameter(default=2, description="Width of the decile range chosen on the dev set (the paper kept the top two).")
-    model = luigi.ChoiceParameter(choices=sorted(MODELS), default="lstm_avg", description="Encoder of every cell.")
+    model = luigi.ChoiceParameter(choices=sorted(MODEL_NAMES), default="lstm_avg", description="Encoder of every cell.")
     epochs = count_parameter(default=1, description="Epochs per cell (the paper: one).")
     n_pairs = count_parameter(default=1_000_000, description="Pairs sampled per decile (the paper: 1M); all when a decile holds fewer.")
 
@@ -254,7 +254,7 @@ class MegabatchAblation(OnTrainData, Experiment):
     models = luigi.Parameter(default="word_avg,bilstm_avg", description="Comma-separated encoders.")
     megabatches = luigi.Parameter(default="1,20,40", description="Comma-separated mega-batch sizes M.")
     probes = count_parameter(default=2, description="Training sentences whose negatives Table 6 shows.")
-    probe_model = luigi.ChoiceParameter(choices=sorted(MODELS), default="bilstm_avg", description="Encoder that embeds the pools for Table 6.")
+    probe_model = luigi.ChoiceParameter(choices=sorted(MODEL_NAMES), default="bilstm_avg", description="Encoder that embeds the pools for Table 6.")
 
     def sizes(self) -> list[int]:
         return sorted({int(m) for m in _names(self.megabatches)})

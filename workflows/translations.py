@@ -12,9 +12,9 @@ import schemas
 from corpus.inputs import TranslationFile, resolve_translations
 from models.nmt.model import NmtModel
 from pipelines import io
-from pipelines.backtranslate import TranslatorSpec, pending_shards
 from pipelines.progress import Tally, marking, progress_while_running
 from pipelines.translations import STAGE, Translations, build_import, expected_translations
+from pipelines.translator import TranslatorSpec, pending_shards
 from workflows.base import StageTask
 from workflows.config import count_parameter
 from workflows.ingest import IngestBitext

@@ -8,10 +8,10 @@ import pytest
 
 from corpus.wordvec import load_vectors
 from models.cli import main
+from models.configs import EncoderConfig, TrainConfig
 from models.encode import load_encoder
-from models.encoders import EncoderConfig
 from models.featurizers import words
-from models.trainer import TrainConfig, train_encoder
+from models.trainer import train_encoder
 
 FIRST = ["A man plays the guitar.", "Two dogs run in a field.", "The market fell sharply today.", "a woman is cooking"]
 SECOND = ["Someone is playing a guitar.", "Dogs are running on the grass.", "Stocks dropped a lot today.", "a man is slicing onions"]

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 import torch
 
+from models.configs import MODEL_NAMES, EncoderConfig
 from models.encoders import (
     MODELS,
-    EncoderConfig,
     build_encoder,
     length_groups,
     on_device,
@@ -42,8 +42,8 @@ def inputs(rows: list[list[int]]) -> dict[str, Ragged]:
 BATCH = [[2, 3, 4, 5, 6], [7], [8, 9], [10, 11, 12, 13, 14, 15, 16]]
 
 
-def test_registry_covers_the_paper_models():
-    assert set(EXPECTED_DIM) == set(MODELS)
+def test_registry_covers_the_paper_models_and_the_names_the_command_line_offers():
+    assert set(EXPECTED_DIM) == set(MODELS) == set(MODEL_NAMES)
 
 
 @pytest.mark.parametrize("model", sorted(MODELS))

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from models.encoders import EncoderConfig, build_encoder
+from models.configs import EncoderConfig
+from models.encoders import build_encoder
 from models.losses import (
     choose_negatives,
     hardest_negatives,

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from corpus.sts import load_stsb
+from models.configs import TrainConfig
 from models.evaluation import dev_score
-from models.trainer import TrainConfig, Trainer
+from models.trainer import Trainer
 from models.training_pairs import read_pairs
 
 pytestmark = pytest.mark.slow

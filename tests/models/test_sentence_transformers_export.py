@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from models.cli import main
+from models.configs import EncoderConfig, TrainConfig
 from models.encode import load_encoder
-from models.encoders import EncoderConfig
 from models.sentence_transformers_export import SentenceTransformer
-from models.trainer import TrainConfig, train_encoder
+from models.trainer import train_encoder
 
 FIRST = [
     "A man is playing a guitar on the street.",

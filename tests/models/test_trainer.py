@@ -6,16 +6,9 @@ import pytest
 import torch
 from scipy.stats import pearsonr
 
+from models.configs import EncoderConfig, TrainConfig
 from models.encode import load_encoder
-from models.encoders import EncoderConfig
-from models.trainer import (
-    CHECKPOINT,
-    TrainConfig,
-    Trainer,
-    plan_epoch,
-    plan_pools,
-    train_encoder,
-)
+from models.trainer import CHECKPOINT, Trainer, plan_epoch, plan_pools, train_encoder
 
 CONTENT = [f"c{i}" for i in range(150)]
 FILLER = [f"f{i}" for i in range(12)]

@@ -11,10 +11,10 @@ import pytest
 
 from corpus.errors import InputError
 from models import featurizers, training_pairs
+from models.configs import EncoderConfig, TrainConfig
 from models.encode import load_encoder
-from models.encoders import EncoderConfig
 from models.featurizers import UNK, RaggedFile, TrigramFeaturizer, WordFeaturizer
-from models.trainer import TrainConfig, Trainer, train_encoder
+from models.trainer import Trainer, train_encoder
 from models.training_pairs import TrainingPairs, read_pairs
 
 PAIRS = [("a dog runs .", "a dog is running ."), ("a cat sleeps .", "a cat is asleep ."),

@@ -11,14 +11,10 @@ import schemas
 from corpus.ids import shard_of
 from models.nmt.translate import DecodeOptions
 from pipelines import io
-from pipelines.backtranslate import (
-    TranslatorSpec,
-    build_backtranslate,
-    pending_shards,
-    translation_tally,
-)
+from pipelines.backtranslate import build_backtranslate
 from pipelines.options import pipeline_options
 from pipelines.progress import marking
+from pipelines.translator import TranslatorSpec, pending_shards, translation_tally
 
 SHARDS = 3
 

@@ -1,0 +1,67 @@
+"""The translator a translation pipeline loads, the bitext shards it has still to translate and
+what its output says, without Beam's RunInference: that imports torch (250 MB of memory, 1.3 s)
+wherever torch is installed, and the Luigi layer names these in every command, translating or
+not (``pipelines.backtranslate`` is imported by the stage that runs it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from apache_beam.io.filesystems import FileSystems
+
+from corpus.outputs import reading
+from models.nmt.model import NmtModel
+from models.nmt.translate import DecodeOptions, Translator, load_translator
+from pipelines.batches import shard_number
+from pipelines.io import dataset_files
+from pipelines.pairs import BITEXT_COLUMNS
+from pipelines.progress import Marks, Tally
+
+
+def pending_shards(bitext_files: list[str], pairs_dir: str) -> list[str]:
+    """Bitext shard files whose pairs shard is not written yet."""
+    done = {shard_number(path) for path in dataset_files(pairs_dir)}
+    return [path for path in bitext_files if shard_number(path) not in done]
+
+
+def read_chunks(path: str, chunk_rows: int) -> Iterator[pa.RecordBatch]:
+    """A bitext shard as record batches of at most ``chunk_rows`` rows."""
+    with reading(path), FileSystems.open(path) as handle:
+        yield from pq.ParquetFile(handle).iter_batches(batch_size=chunk_rows, columns=BITEXT_COLUMNS)
+
+
+@dataclass(frozen=True)
+class TranslatorSpec:
+    """Everything a worker needs to load the translator (the model's files must be readable there)."""
+
+    model: NmtModel
+    engine: str = "ctranslate2"
+    device: str = "auto"
+    compute_type: str = "auto"
+    threads: int = 0
+    options: DecodeOptions = field(default_factory=DecodeOptions)
+
+    def load(self) -> Translator:
+        return load_translator(self.model, self.engine, self.options, self.device, self.compute_type, self.threads)
+
+
+def model_is_shared(spec: TranslatorSpec, requested: bool) -> bool:
+    """One model per machine, shared by its worker processes, when asked or on a GPU: a model per
+    worker process would fill the GPU's memory and contend for it (the other workers only read
+    chunks, send them to the one model and write the pairs)."""
+    return requested or spec.device == "cuda"
+
+
+def translation_tally(marks: Marks, total: int, already: int) -> Tally:
+    """Sentences translated out of ``total``: ``already`` (finished by an earlier, interrupted
+    run) and the chunks marked since."""
+    return Tally(lambda: already + marks.count("translated"), total, "sentences translated", "sentences")
+
+
+def truncated_rows(pairs_dir: str) -> int:
+    """Pairs whose source was cut to the model's length limit."""
+    return int(sum(pq.read_table(path, columns=["truncated"]).column(0).to_numpy().sum() for path in dataset_files(pairs_dir)))
