@@ -228,10 +228,10 @@ class ScorePairs(ReadsPairs, StageTask):
 
     def _pp_model(self, partial_dir: Path) -> tuple[str, dict]:
         """The vectors file the scorers load, and the manifest's record of the model."""
-        from models.encoder_io import WEIGHTS
-
         if self.pp_vectors:
             return self.pp_vectors, {"kind": "vectors file", "path": self.pp_vectors, "sha256": sha256_of(self.pp_vectors)}
+        from models.encoder_io import WEIGHTS
+
         encoder_dir = self.pp_encoder or str(self.requires()["pp"].output_dir)
         vectors = partial_dir / "pp_vectors.txt"
         export_encoder_vectors(encoder_dir, vectors)
