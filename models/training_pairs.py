@@ -143,10 +143,10 @@ def checked_columns(path: Path, files: list[Path], columns: Sequence[str]) -> li
 
 
 def parquet_batches(files: list[Path], names: list[str]) -> Iterator[PairBatch]:
-    import pyarrow.parquet as pq
+    from corpus.outputs import streamed_parquet
 
     for file in files:
-        with pq.ParquetFile(file) as parquet:
+        with streamed_parquet(file) as parquet:
             for batch in parquet.iter_batches(BATCH_ROWS, columns=names):
                 texts = [["" if text is None else str(text) for text in batch.column(name).to_pylist()] for name in names]
                 yield PairBatch((texts[0], texts[1]), (texts[2], texts[3]) if len(texts) == 4 else None)

@@ -9,13 +9,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
 import schemas
 from corpus.deciles import check_scores
 from corpus.ids import id_hashes
-from corpus.outputs import reading
+from corpus.outputs import reading, streamed_parquet
 
 BATCH_ROWS = 16_384
 _PARTITION = re.compile(r"(?:^|/)([A-Za-z_]\w*)=(-?\d+)(?=/)")
@@ -44,7 +43,7 @@ def iter_tables(path: str, columns: list[str] | None = None, batch_rows: int = B
     partitions = partition_values(path)
     stored = None if columns is None else [c for c in columns if c not in partitions]
     with reading(path), FileSystems.open(path) as handle:
-        parquet = pq.ParquetFile(handle)
+        parquet = streamed_parquet(handle)
         names = parquet.schema_arrow.names
         old = schemas.upgraded_names(names) != names
         for batch in parquet.iter_batches(batch_size=batch_rows, columns=None if old else stored):

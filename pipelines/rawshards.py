@@ -34,7 +34,7 @@ from apache_beam.io.filesystems import FileSystems
 
 import schemas
 from corpus.inputs import LineIndex, index_lines, read_line_range, read_lines
-from corpus.outputs import reading
+from corpus.outputs import reading, streamed_parquet
 from corpus.readers import InputUnit, Reject
 from pipelines.batches import shard_number
 from pipelines.io import dataset_files, part_path, remove_temporaries, write_part_atomically
@@ -254,7 +254,7 @@ def overlapping_groups(paths: list[str]) -> list[list[str]]:
 def _keys(fmt: RawFormat, path: str) -> Iterator[tuple]:
     """(id, source, line) of a part's rows, in its order, a batch at a time."""
     with reading(path), FileSystems.open(path) as handle:
-        for batch in pq.ParquetFile(handle).iter_batches(batch_size=MERGE_BATCH_ROWS, columns=["id", "source", *fmt.order[2:]]):
+        for batch in streamed_parquet(handle).iter_batches(batch_size=MERGE_BATCH_ROWS, columns=["id", "source", *fmt.order[2:]]):
             table = pa.Table.from_batches([batch])
             yield from zip(table.column("id").to_pylist(), table.column("source").to_pylist(), fmt.lines_of(table), strict=True)
 
@@ -262,7 +262,7 @@ def _keys(fmt: RawFormat, path: str) -> Iterator[tuple]:
 def _run_keys(path: str) -> Iterator[tuple]:
     """(id, source, line) of a sorted run written by ``_write_run``, a batch at a time."""
     with FileSystems.open(path) as handle:
-        for batch in pq.ParquetFile(handle).iter_batches(batch_size=MERGE_BATCH_ROWS):
+        for batch in streamed_parquet(handle).iter_batches(batch_size=MERGE_BATCH_ROWS):
             yield from zip(*(batch.column(name).to_pylist() for name in RUN_SCHEMA.names), strict=True)
 
 

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
-from corpus.outputs import reading
+from corpus.outputs import reading, streamed_parquet
 from models.nmt.model import NmtModel
 from models.nmt.translate import DecodeOptions, Translator, load_translator
 from pipelines.batches import shard_number
@@ -31,7 +31,7 @@ def pending_shards(bitext_files: list[str], pairs_dir: str) -> list[str]:
 def read_chunks(path: str, chunk_rows: int) -> Iterator[pa.RecordBatch]:
     """A bitext shard as record batches of at most ``chunk_rows`` rows."""
     with reading(path), FileSystems.open(path) as handle:
-        yield from pq.ParquetFile(handle).iter_batches(batch_size=chunk_rows, columns=BITEXT_COLUMNS)
+        yield from streamed_parquet(handle).iter_batches(batch_size=chunk_rows, columns=BITEXT_COLUMNS)
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from corpus.ids import id_hashes
-from corpus.outputs import reading
+from corpus.outputs import reading, streamed_parquet
 from models.nmt import spm
 from models.nmt.fairseq_train import SOURCE_LANG, TARGET_LANG, run_tool
 
@@ -168,7 +168,7 @@ class Vocabulary:
 def _batches(path: str, batch_rows: int, columns: list[str]) -> Iterator[pa.RecordBatch]:
     """A bitext shard's record batches; a damaged shard is one line naming it (DamagedOutput)."""
     with reading(path):
-        yield from pq.ParquetFile(path).iter_batches(batch_size=batch_rows, columns=columns)
+        yield from streamed_parquet(path).iter_batches(batch_size=batch_rows, columns=columns)
 
 
 def _lengths(encoded: list[list]) -> np.ndarray:

@@ -10,10 +10,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import sentencepiece as spm
 
-from corpus.outputs import reading
+from corpus.outputs import reading, streamed_parquet
 from models.featurizers import train_sentencepiece
 
 
@@ -77,7 +76,7 @@ def bitext_column(files: Iterable[str], column: str, batch_rows: int = 50_000) -
     """Stream one text column of bitext Parquet files."""
     for path in files:
         with reading(path):
-            for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_rows, columns=[column]):
+            for batch in streamed_parquet(path).iter_batches(batch_size=batch_rows, columns=[column]):
                 yield from batch.column(0).to_pylist()
 
 
