@@ -35,12 +35,15 @@ RunPipeline = Callable[[Callable[[beam.Pipeline], object]], None]
 class Tally:
     """How far a running pipeline is: ``count()`` units done out of ``total`` (a number, or a
     callable for a total that grows while the pipeline reads its input), shown as
-    ``<done>/<total> <what> (<rate> <unit>/s, <time> left)``."""
+    ``<done>/<total> <what> (<rate> <unit>/s, <time> left)``; once every unit is done, the
+    pipeline may still work for minutes (a search, a combine): then ``<what> (<rate> <unit>/s);
+    now <then>, <time> so far``."""
 
     count: Callable[[], int]
     total: int | Callable[[], int]
     what: str
     unit: str
+    then: str = "the pipeline's last steps"
 
     def total_now(self) -> int:
         return self.total() if callable(self.total) else self.total
@@ -55,8 +58,16 @@ def progress_while_running(tally: Tally, report: Report, already: int = 0, every
     stop, started = threading.Event(), time.time()
 
     def poll() -> None:
+        all_done_at, final_rate = None, 0.0
         while not stop.wait(every):
             done, total = tally.count(), tally.total_now()
+            if done >= total > 0:
+                if all_done_at is None:
+                    all_done_at, final_rate = time.time(), (done - already) / (time.time() - started)
+                report(f"{done}/{total} {tally.what} ({final_rate:.1f} {tally.unit}/s); now {tally.then}, "
+                       f"{(time.time() - all_done_at) / 60:.1f} min so far", 99.9)
+                continue
+            all_done_at = None
             rate = (done - already) / (time.time() - started)
             left = f"{max(total - done, 0) / rate / 60:.1f} min left" if rate > 0 else "time left unknown"
             report(f"{done}/{total} {tally.what} ({rate:.1f} {tally.unit}/s, {left})", min(99.9, 100 * done / max(total, 1)))

@@ -373,5 +373,6 @@ def write_shards(run_pipeline: RunPipeline, fmt: RawFormat, plan: ShardPlan, dat
     shards an earlier, interrupted run finished first)."""
     already = sum(shard.lines for shard in plan.all_shards() if FileSystems.exists(part_path(data_dir, shard.number)))
     with marking(FileSystems.join(work_dir, f"_{fmt.stage}-progress")) as marks:
-        tally = Tally(lambda: already + marks.count("lines"), plan.lines, "lines read and written", "lines")
+        tally = Tally(lambda: already + marks.count("lines"), plan.lines, "lines read and written", "lines",
+                      then="the search of every part for ids repeated across shards")
         run_reporting(run_pipeline, lambda p: build_shard_writes(p, fmt, plan, data_dir, rejects_dir, max_line_bytes, marks), tally, report, already)

@@ -40,9 +40,24 @@ def test_reports_while_the_body_runs_never_100_and_stop_with_it():
     after = len(reports)
     time.sleep(0.2)
     assert reports[0][0].startswith("0/40 things made (0.0 things/s, time left unknown)")
-    assert reports[-1][0].startswith("40/40 things made (") and "things/s, 0.0 min left)" in reports[-1][0]
+    assert reports[-1][0].startswith("40/40 things made (") and "things/s); now the pipeline's last steps, 0.0 min so far" in reports[-1][0]
     assert reports[-1][1] == 99.9  # 100 is the stage's own last word
     assert len(reports) == after
+
+
+def test_once_every_unit_is_done_the_reports_say_what_the_pipeline_still_does_and_for_how_long():
+    """At 51.4M lines the ingest searched its parts for repeated ids for five minutes after its
+    last line, while the console said "0.0 min left" every 30 s with a falling rate."""
+    reports, done = [], [0]
+    tally = Tally(lambda: done[0], 40, "lines read", "lines", then="the search for repeated ids")
+    with progress_while_running(tally, lambda message, percent: reports.append(message), every=0.05):
+        time.sleep(0.2)
+        done[0] = 40
+        time.sleep(0.4)
+    finishing = [message for message in reports if message.startswith("40/40")]
+    assert len(finishing) >= 3 and all("now the search for repeated ids, 0.0 min so far" in message for message in finishing)
+    assert len({message.split(";")[0] for message in finishing}) == 1  # the rate stays the one at the last line
+    assert not any("min left" in message for message in finishing)
 
 
 def test_complete_rows_skip_a_part_being_written(tmp_path):
@@ -86,7 +101,7 @@ def test_ingest_counts_every_line_read_and_written(tmp_path, last_report):
     (tmp_path / "00train.gz").write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
     plan = plan_shards(resolve_inputs(str(tmp_path / "00train.gz")), 4)
     ingest(run, plan, str(tmp_path / "bitext"), str(tmp_path / "rejects"), 10_000, str(tmp_path), report)
-    assert messages[-1].startswith("31/31 lines read and written (")
+    assert messages[-1].startswith("31/31 lines read and written (") and "now the search of every part for ids repeated across shards" in messages[-1]
     assert sorted(path.name for path in tmp_path.iterdir()) == ["00train.gz", "bitext", "rejects"]
 
 
