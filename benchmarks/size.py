@@ -238,11 +238,15 @@ def plot(rows: list[dict], out: Path, baseline: str) -> None:
     stage); the baseline's dashed."""
     from matplotlib.figure import Figure
 
-    figure = Figure(figsize=(11, 4.2), layout="constrained")
+    from matplotlib import colormaps
+
+    figure = Figure(figsize=(13, 4.6), layout="constrained")
     seconds_axes, memory_axes = figure.subplots(1, 2)
-    for code, stage in sorted({(row["code"], row["stage"]) for row in rows}):
+    lines = sorted({(row["code"], row["stage"]) for row in rows})
+    colors = colormaps["tab20"].colors  # one colour a line: more lines than the default cycle's ten
+    for number, (code, stage) in enumerate(lines):
         mine = sorted((row for row in rows if (row["code"], row["stage"]) == (code, stage)), key=lambda row: row["pairs"])
-        style = {"marker": "s" if code == baseline else "o", "linestyle": "--" if code == baseline else "-"}
+        style = {"marker": "s" if code == baseline else "o", "linestyle": "--" if code == baseline else "-", "color": colors[number % len(colors)]}
         done = [row for row in mine if row["seconds"].replace(".", "").isdigit()]
         seconds_axes.plot([row["pairs"] for row in done], [float(row["seconds"]) for row in done], label=f"{stage} ({code})", **style)
         memory_axes.plot([row["pairs"] for row in mine], [row["peak"] for row in mine], label=f"{stage} ({code})", **style)
@@ -253,7 +257,7 @@ def plot(rows: list[dict], out: Path, baseline: str) -> None:
         axes.grid(True, alpha=0.3)
     seconds_axes.set_yscale("log")
     memory_axes.set_ylim(bottom=0)
-    memory_axes.legend(fontsize=8)
+    memory_axes.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1))  # beside the plot, not over its lines
     figure.savefig(out, dpi=110)
 
 
