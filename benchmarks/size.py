@@ -236,9 +236,8 @@ def read_tables(paths: list[Path]) -> list[dict]:
 def plot(rows: list[dict], out: Path, baseline: str) -> None:
     """Stage time and peak memory against the number of pairs (log scales), one line per (code,
     stage); the baseline's dashed."""
-    from matplotlib.figure import Figure
-
     from matplotlib import colormaps
+    from matplotlib.figure import Figure
 
     figure = Figure(figsize=(13, 4.6), layout="constrained")
     seconds_axes, memory_axes = figure.subplots(1, 2)
