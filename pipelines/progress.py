@@ -60,15 +60,15 @@ def progress_while_running(tally: Tally, report: Report, already: int = 0, every
     def poll() -> None:
         all_done_at, final_rate = None, 0.0
         while not stop.wait(every):
-            done, total = tally.count(), tally.total_now()
+            done, total, now = tally.count(), tally.total_now(), time.time()
+            rate = (done - already) / (now - started)
             if done >= total > 0:
                 if all_done_at is None:
-                    all_done_at, final_rate = time.time(), (done - already) / (time.time() - started)
+                    all_done_at, final_rate = now, rate
                 report(f"{done}/{total} {tally.what} ({final_rate:.1f} {tally.unit}/s); now {tally.then}, "
-                       f"{(time.time() - all_done_at) / 60:.1f} min so far", 99.9)
+                       f"{(now - all_done_at) / 60:.1f} min so far", 99.9)
                 continue
             all_done_at = None
-            rate = (done - already) / (time.time() - started)
             left = f"{max(total - done, 0) / rate / 60:.1f} min left" if rate > 0 else "time left unknown"
             report(f"{done}/{total} {tally.what} ({rate:.1f} {tally.unit}/s, {left})", min(99.9, 100 * done / max(total, 1)))
 
