@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import glob
 import itertools
+import json
 import os
 import re
 import stat
@@ -340,12 +341,16 @@ def _lines(blocks: Iterable[tuple[bytes, bool]], unverified: Callable[[int, byte
 
 @dataclass(frozen=True)
 class LineIndex:
-    """How a file divides into runs of ``every`` lines: its number of lines and, for a plain file,
-    the byte offset at which each run starts (line 1, 1 + every, 1 + 2·every …), so that any run can
-    be read on its own; a gzip file cannot be entered in the middle (``starts`` is None)."""
+    """How a file divides into runs of ``every`` lines: its number of lines and the offset at
+    which each run starts (line 1, 1 + every, 1 + 2·every …) in its bytes, decompressed for gzip.
+    A plain file can be entered at any run; a gzip file (``compressed``) only read from its start,
+    the offsets saying how much of it to skip before a run. ``damage``: what is wrong with a gzip
+    file (empty when every member passed its check); it is counted to the damage."""
 
     lines: int
-    starts: tuple[int, ...] | None
+    starts: tuple[int, ...]
+    compressed: bool = False
+    damage: str = ""
 
     def runs(self, every: int) -> int:
         return max(1, -(-self.lines // every))
@@ -359,21 +364,27 @@ def _open_input(path: str) -> BinaryIO:
         raise InputError(f"input {path} cannot be read: {error.strerror} (removed or changed while the run read it?)") from None
 
 
+def _decompressed_blocks(raw: BinaryIO, path: str, failure: list[str], block_bytes: int) -> tuple[bool, Iterator[bytes]]:
+    """Whether the file is gzip, and its bytes (decompressed) in blocks; a gzip file's damage is
+    added to ``failure`` when met."""
+    compressed = compression_of(path, raw.read(HEAD_BYTES)) == "gzip"
+    raw.seek(0)
+    if compressed:
+        return True, (block for block, _ in _gunzip(raw, failure))
+    return False, iter(lambda: raw.read(block_bytes), b"")
+
+
 def index_lines(path: str, every: int) -> LineIndex:
     """One pass over a file (decompressed, for gzip): its lines and where each run of ``every``
     lines starts. Lines are counted as read_lines cuts them (an unfinished last line counts); a
     damaged gzip file is counted to its damage (read_lines reads no further)."""
+    failure: list[str] = []
     with _open_input(path) as raw:
-        compressed = compression_of(path, raw.read(HEAD_BYTES)) == "gzip"
-        raw.seek(0)
-        if compressed:
-            blocks: Iterable[bytes] = (block for block, _ in _gunzip(raw, []))
-        else:
-            blocks = iter(lambda: raw.read(SCAN_BYTES), b"")
+        compressed, blocks = _decompressed_blocks(raw, path, failure, SCAN_BYTES)
         starts, lines, offset, last = [0], 0, 0, b"\n"
         for block in blocks:
             newlines = block.count(b"\n")
-            if not compressed and lines + newlines >= len(starts) * every:
+            if lines + newlines >= len(starts) * every:
                 # The run boundaries in this block: positions just after its every-th newlines.
                 ends = np.flatnonzero(np.frombuffer(block, np.uint8) == NEWLINE) + 1
                 wanted = np.arange(len(starts) * every - lines, newlines + 1, every)
@@ -381,9 +392,7 @@ def index_lines(path: str, every: int) -> LineIndex:
             lines, offset = lines + newlines, offset + len(block)
             last = block[-1:] or last
     lines += last != b"\n"
-    if compressed:
-        return LineIndex(lines, None)
-    return LineIndex(lines, tuple(start for start in starts if start < offset) or (0,))
+    return LineIndex(lines, tuple(start for start in starts if start < offset) or (0,), compressed, failure[0] if failure else "")
 
 
 def read_line_range(path: str, start: int, end: int | None) -> Iterator[bytes]:
@@ -406,67 +415,166 @@ def read_line_range(path: str, start: int, end: int | None) -> Iterator[bytes]:
 
 
 # Lines per run of a translation file's index: a worker enters the file at the run holding the
-# first line it needs.
+# first line it needs (a gzip file: skips the bytes before it without cutting them into lines).
 TRANSLATION_RUN_LINES = 10_000
+# Lines of a translation file looked at to tell JSON lines or a table from plain text.
+FORMAT_SAMPLE_LINES = 20
 
 
 @dataclass(frozen=True)
 class TranslationFile:
     """A file of translations made elsewhere: its line i translates line i of ``foreign``, an
-    input's foreign file. ``system`` (its name among the run's translation files, as
-    distinct_names gives it) is the ``system`` of its pairs."""
+    input's foreign file. ``system`` is the ``system`` of its pairs (what differs between the
+    names of its foreign file's translation files, or the name the user gave); ``name`` tells the
+    file from the run's other translation files (distinct_names), the ``source`` of its rejects."""
 
     path: str
     foreign: str
     system: str
+    name: str
     index: LineIndex
 
 
 def resolve_translations(spec: str, units: list[InputUnit]) -> list[TranslationFile]:
     """``--translations``: comma-separated ``foreign_file::translation_file`` items, the
-    translation file a glob for several systems. InputError, before any work, for a foreign file
-    that is not one of ``units``' foreign files, a translation file that is an input or is given
-    twice, or one whose lines are not as many as its foreign file's (a shifted pair is never made)."""
+    translation file a glob for several systems or ``system=file`` for one named by the user.
+    InputError, before any work, for a foreign file that is not one of ``units``' foreign files, a
+    translation file that is an input or is given twice, is damaged gzip, holds JSON lines or a
+    table instead of text, or whose lines are not as many as its foreign file's (a shifted pair is
+    never made)."""
     foreign_files = {unit.path for unit in units}
     inputs = foreign_files | {unit.partner for unit in units if unit.partner}
     given: dict[str, str] = {}
+    named: dict[str, str] = {}
     for foreign, pattern in parse_input_spec(spec):
         if pattern is None:
             raise InputError(f"--translations {foreign!r}: write foreign_file::translation_file (a glob for one file per system)")
         foreign_path = _regular_file(foreign)
         if foreign_path not in foreign_files:
             raise InputError(f"--translations: {foreign} is not the foreign file of any input (--inputs)")
+        system, pattern = _system_named(pattern)
         for path in _files_named(pattern):
             real = _regular_file(path)
             if real in inputs or real in given:
                 raise InputError(f"--translations: {path} is {'an input' if real in inputs else 'given twice'}; "
                                  "a translation file translates one foreign file")
             given[real] = foreign_path
+            if system:
+                named[real] = system
     names = distinct_names(sorted(given))
+    systems = _system_names(given, named)
     foreign_lines: dict[str, int] = {}
     files = []
     for path, foreign in sorted(given.items()):
         _check_content(path)
         index = index_lines(path, TRANSLATION_RUN_LINES)
+        if index.damage:
+            raise InputError(f"translation file {path} is damaged ({index.damage}, after line {index.lines:,}): which of its "
+                             "lines translates which foreign line is not known past it; make it again")
+        _check_plain_text(path)
         lines = foreign_lines.setdefault(foreign, index_lines(foreign, TRANSLATION_RUN_LINES).lines)
         if index.lines != lines:
             raise InputError(f"translation file {path} has {index.lines:,} lines but its foreign file {foreign} has {lines:,}: "
                              "line i of a translation file must translate line i of its foreign file")
-        files.append(TranslationFile(path, foreign, names[path], index))
+        files.append(TranslationFile(path, foreign, systems[path], names[path], index))
     return files
 
 
-def translation_lines(file: TranslationFile, first: int, last: int, max_line_bytes: int) -> list[str | Reject]:
-    """Lines ``first`` … ``last`` (1-based) of a translation file, each its text or a Reject (too
-    long, not UTF-8, a control character, damaged gzip). A plain file is entered at the run
-    holding ``first``; a gzip file is read from its start."""
-    if file.index.starts is None:
-        lines: Iterator[bytes | Reject] = read_lines(file.path, file.system, [])
-        skip = first - 1
-    else:
-        run = (first - 1) // TRANSLATION_RUN_LINES
-        lines = read_line_range(file.path, file.index.starts[run], None)
-        skip = first - 1 - run * TRANSLATION_RUN_LINES
-    wanted = itertools.islice(lines, skip, skip + last - first + 1)
-    return [line if isinstance(line, Reject) else decode_line(line, file.system, number, max_line_bytes)
-            for number, line in enumerate(wanted, start=first)]
+def _system_named(pattern: str) -> tuple[str, str]:
+    """(the system name the user gave, the file) of ``system=file``; ("", pattern) otherwise. A
+    name that exists is a file, whatever it holds (``a=b.en``)."""
+    system, sep, path = pattern.partition("=")
+    if not sep or os.path.lexists(pattern) or not os.path.lexists(path):
+        return "", pattern
+    if not system.strip():
+        raise InputError(f"--translations {pattern!r}: the system's name before '=' is empty")
+    return system.strip(), path
+
+
+def _system_names(given: dict[str, str], named: dict[str, str]) -> dict[str, str]:
+    """Each translation file's system: the name the user gave, else what differs between the file
+    names of its foreign file's translation files (``newstest2021.cs-en.hyp.Online-A.en.gz``
+    among others: ``Online-A``), cut at dots, ``.gz`` aside; the file's distinct name when that is nothing or
+    two files would share it (files of one name in two folders)."""
+    by_foreign: dict[str, list[str]] = {}
+    for path, foreign in sorted(given.items()):
+        if path not in named:
+            by_foreign.setdefault(foreign, []).append(path)
+    systems = dict(named)
+    for paths in by_foreign.values():
+        stems = [os.path.basename(path).removesuffix(".gz").split(".") for path in paths]
+        if len(stems) > 1:
+            head = len(os.path.commonprefix(stems))
+            tail = len(os.path.commonprefix([stem[::-1] for stem in stems]))
+            derived = {path: ".".join(stem[head:len(stem) - tail]) for path, stem in zip(paths, stems, strict=True)}
+        else:
+            derived = {}
+        fallback = distinct_names(paths)
+        taken = [name for name in derived.values() if name]
+        for path in paths:
+            name = derived.get(path, "")
+            systems[path] = name if name and taken.count(name) == 1 else fallback[path]
+    for path, foreign in given.items():
+        clash = [other for other, other_foreign in given.items() if other_foreign == foreign and other != path and systems[other] == systems[path]]
+        if clash:
+            raise InputError(f"--translations: {path} and {clash[0]} are both system {systems[path]!r} of {foreign}; give each its own name (name=file)")
+    return systems
+
+
+def _check_plain_text(path: str) -> None:
+    """InputError for a translation file whose first lines are JSON objects or a table (every one
+    holding a tab, as many on each): its lines would be taken for translations whole."""
+    with _open_input(path) as raw:
+        _, blocks = _decompressed_blocks(raw, path, [], BLOCK_BYTES)
+        head = next(blocks, b"")
+    pieces = head.split(b"\n")  # the last piece: the block's unfinished line, or nothing
+    sample = [line.removesuffix(b"\r") for line in (pieces[:-1] or pieces)[:FORMAT_SAMPLE_LINES] if line.strip()]
+    first = sample[0].strip() if sample else b""
+    if first.startswith(b"{"):
+        try:
+            fields = json.loads(first)
+        except ValueError:
+            fields = None
+        if isinstance(fields, dict):
+            field = next((key for key, value in fields.items() if isinstance(value, str)), "FIELD")
+            raise InputError(f"translation file {path} holds JSON lines (fields {', '.join(fields)}), not one translation a line: "
+                             f"write the field that holds the translation as text (jq -r .{field} {os.path.basename(path)} > {field}.txt)")
+    tabs = {line.count(b"\t") for line in sample}
+    if sample and len(tabs) == 1 and 0 not in tabs:
+        raise InputError(f"translation file {path} is a table ({tabs.pop() + 1} tab-separated columns on each of its first lines), "
+                         f"not one translation a line: cut out the translations' column (cut -f N {os.path.basename(path)})")
+
+
+def id_part(system: str) -> str:
+    """``system`` as it ends a pair's id (``<bitext id>~<system>``): ``%`` and ``~`` written
+    %25 and %7E, so the id's last ``~`` always starts the system's name."""
+    return system.replace("%", "%25").replace("~", "%7E")
+
+
+def translation_lines(file: TranslationFile, first: int) -> Iterator[bytes]:
+    """The lines of a translation file from line ``first`` on (1-based), without their LF: a
+    plain file entered at the run holding ``first``, a gzip file decompressed from its start once,
+    the bytes before that run skipped without being cut into lines."""
+    run = (first - 1) // TRANSLATION_RUN_LINES
+    start = file.index.starts[min(run, len(file.index.starts) - 1)]
+    lines = _gzip_lines_from(file.path, start) if file.index.compressed else read_line_range(file.path, start, None)
+    return itertools.islice(lines, first - 1 - run * TRANSLATION_RUN_LINES, None)
+
+
+def _gzip_lines_from(path: str, start: int) -> Iterator[bytes]:
+    """The lines of a gzip file (checked whole when the run began) from decompressed byte
+    ``start``, the first byte of a line; InputError when it is damaged now (changed since)."""
+    failure: list[str] = []
+    with _open_input(path) as raw:
+        _, blocks = _decompressed_blocks(raw, path, failure, BLOCK_BYTES)
+
+        def from_start() -> Iterator[tuple[bytes, bool]]:
+            offset = 0
+            for block in blocks:
+                if offset + len(block) > start:
+                    yield block[max(0, start - offset):], True
+                offset += len(block)
+            if failure:
+                raise InputError(f"translation file {path} changed while the run read it: {failure[0]}")
+
+        yield from _lines(from_start(), lambda number, line: line)

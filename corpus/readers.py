@@ -130,11 +130,11 @@ def distinct_names(paths: Iterable[str]) -> dict[str, str]:
 
 
 def parse_input_spec(spec: str) -> list[tuple[str, str | None]]:
-    """Split an input specification into (path or glob, explicit partner or None) items."""
+    """Split an input specification into (path or glob, explicit partner or None) items. An item
+    ``@FILE`` (FILE existing, and no file named ``@FILE``) is a listing: one item a line, its
+    relative paths relative to the listing's folder, blank lines and ``#`` comments aside."""
     items = []
-    for item in (part.strip() for part in spec.split(",")):
-        if not item:
-            continue
+    for item in _listed_items(spec):
         cs_path, sep, en_path = item.partition("::")
         if sep and not (cs_path and en_path):
             raise InputError(f"input {item!r}: write an aligned pair as foreign_file::english_file")
@@ -142,6 +142,34 @@ def parse_input_spec(spec: str) -> list[tuple[str, str | None]]:
     if not items:
         raise InputError("no input given")
     return items
+
+
+def _listed_items(spec: str) -> Iterator[str]:
+    """The comma-separated items of ``spec``, each ``@FILE`` replaced by the items it lists."""
+    for item in (part.strip() for part in spec.split(",")):
+        listing = item[1:]
+        if not item.startswith("@") or os.path.lexists(item) or not os.path.lexists(listing):
+            if item:
+                yield item
+            continue
+        try:
+            with open(listing, encoding="utf-8") as handle:
+                lines = [line.strip() for line in handle]
+        except (OSError, UnicodeDecodeError) as error:
+            raise InputError(f"listing {listing} cannot be read: {error}") from None
+        folder = os.path.dirname(listing)
+        for line in lines:
+            if line and not line.startswith("#"):
+                yield "::".join(_in_folder(folder, part) for part in line.split("::"))
+
+
+def _in_folder(folder: str, part: str) -> str:
+    """A listed path relative to the listing's ``folder``; of ``name=path`` (a translation file
+    with its system's name, corpus.inputs), the path."""
+    name, sep, path = part.partition("=")
+    if sep and "/" not in name and not os.path.lexists(os.path.join(folder, part)):
+        return f"{name}={os.path.join(folder, path)}"
+    return os.path.join(folder, part) if part else part
 
 
 def aligned_partner(path: str, foreign_suffixes: dict[str, str]) -> str | None:
@@ -173,7 +201,7 @@ def decode_line(raw: bytes, source: str, line: int, max_line_bytes: int) -> str 
     return text.translate(INVISIBLE_FORMATTING)
 
 
-def _strip_eol(raw: bytes) -> bytes:
+def without_line_end(raw: bytes) -> bytes:
     """The line without its end: LF, CRLF, or a CR that ends the file. Any other CR stays in the
     line (and rejects it): one line's stray CR never decides how the others end."""
     if raw.endswith(b"\n"):
@@ -190,7 +218,7 @@ def _tab_fields(
         if isinstance(raw, Reject):
             yield raw
             continue
-        raw = _strip_eol(raw)
+        raw = without_line_end(raw)
         if not raw.strip():
             yield Reject.of(source, number, "blank_line", "line holds no pair", raw)
             continue
@@ -261,10 +289,10 @@ def iter_aligned(
             continue
         if cs_raw is None or en_raw is None:
             present, missing = (source, partner) if en_raw is None else (partner, source)
-            raw = _strip_eol(cs_raw if en_raw is None else en_raw)
+            raw = without_line_end(cs_raw if en_raw is None else en_raw)
             yield Reject.of(source, number, "misaligned", f"{present} has line {number}, {missing} has fewer lines", raw)
             continue
-        cs_raw, en_raw = _strip_eol(cs_raw), _strip_eol(en_raw)
+        cs_raw, en_raw = without_line_end(cs_raw), without_line_end(en_raw)
         both = cs_raw + b"\t" + en_raw
         cs = decode_line(cs_raw, source, number, max_line_bytes)
         en = decode_line(en_raw, source, number, max_line_bytes)

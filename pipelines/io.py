@@ -69,11 +69,21 @@ def ensure_nonempty(dataset_dir: str, schema: pa.Schema) -> None:
 
 def file_rows(paths: list[str] | tuple[str, ...]) -> int:
     """Rows in Parquet files, from their footers alone."""
-    total = 0
+    return sum(rows_of_files(paths).values())
+
+
+def rows_of_files(paths: list[str] | tuple[str, ...]) -> dict[str, int]:
+    """Each Parquet file's rows, from its footer alone."""
+    rows = {}
     for path in paths:
         with reading(path), FileSystems.open(path) as handle:
-            total += pq.ParquetFile(handle).metadata.num_rows
-    return total
+            rows[path] = pq.ParquetFile(handle).metadata.num_rows
+    return rows
+
+
+def rows_of_parts(dataset_dir: str) -> dict[str, int]:
+    """Each part of a dataset with its rows, from the footers alone."""
+    return rows_of_files(dataset_files(dataset_dir))
 
 
 def null_rows(paths: list[str] | tuple[str, ...], column: str) -> int:
@@ -108,7 +118,18 @@ def check_rows(stage: str, written: int, expected: int, what: str) -> None:
 
 def rejects_by_reason(rejects_dir: str) -> dict[str, int]:
     counts: Counter[str] = Counter()
+    for (_, reason), count in rejects_by_source_and_reason(rejects_dir).items():
+        counts[reason] += count
+    return dict(sorted(counts.items()))
+
+
+def rejects_by_source_and_reason(rejects_dir: str) -> dict[tuple[str, str], int]:
+    """Rejects counted by (source, reason), a column chunk at a time."""
+    counts: Counter[tuple[str, str]] = Counter()
     for path in dataset_files(rejects_dir):
         with reading(path), FileSystems.open(path) as handle:
-            counts.update(pq.read_table(handle, columns=["reason"]).column("reason").to_pylist())
+            table = pq.read_table(handle, columns=["source", "reason"])
+        grouped = table.group_by(["source", "reason"]).aggregate([([], "count_all")])
+        counts.update(dict(zip(zip(grouped.column("source").to_pylist(), grouped.column("reason").to_pylist(), strict=True),
+                               grouped.column("count_all").to_pylist(), strict=True)))
     return dict(sorted(counts.items()))

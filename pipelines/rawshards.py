@@ -113,7 +113,7 @@ def plan_shards(units: list[InputUnit], shard_rows: int = DEFAULT_SHARD_ROWS, nu
         indexes = [index_lines(path, shard_rows) for path in unit_files(unit)]
         lines = max(index.lines for index in indexes)
         runs = max(1, -(-lines // shard_rows))
-        plain = all(index.starts is not None for index in indexes)
+        plain = not any(index.compressed for index in indexes)
         shards = tuple(Shard(number + k, 1 + k * shard_rows, min(shard_rows, lines - k * shard_rows), k == runs - 1,
                              tuple(_byte_range(index, k, k == runs - 1) for index in indexes) if plain else None)
                        for k in range(runs))

@@ -13,11 +13,12 @@ from corpus.inputs import TranslationFile, resolve_translations
 from models.nmt.model import NmtModel
 from pipelines import io
 from pipelines.progress import Tally, marking, progress_while_running
-from pipelines.translations import STAGE, Translations, build_import, expected_translations
-from pipelines.translator import TranslatorSpec, pending_shards
+from pipelines.batches import shard_number
+from pipelines.translations import STAGE, ImportUnit, Translations, build_import, import_units
+from pipelines.translator import TranslatorSpec
 from workflows.base import StageTask
 from workflows.config import count_parameter
-from workflows.ingest import IngestBitext
+from workflows.ingest import IngestBitext, checked_rejects
 from workflows.nmt import TranslatorChoice
 
 TRANSLATIONS_HELP = ("Translations made elsewhere: comma-separated foreign_file::translation_file items, line i of a "
@@ -59,12 +60,13 @@ class ImportTranslations(TranslatorChoice, StageTask):
             io.remove_temporaries(directory)
         bitext = self.requires()["bitext"]
         bitext_files, bitext_rows = bitext.committed("bitext")
-        units = bitext.units
         model = NmtModel.load(self.requires()["model"].output_dir) if self.translator else None
-        translations = Translations(tuple(self.translation_files), {unit.source: unit.path for unit in units},
+        translations = Translations(tuple(self.translation_files), {unit.source: unit.path for unit in bitext.units},
                                     bitext.max_line_bytes, TranslatorSpec(model) if model else None)
-        total = expected_translations(bitext_files, translations)
-        pending = pending_shards(bitext_files, pairs_dir)
+        units = import_units(bitext_files, translations)
+        total = sum(unit.rows for unit in units)
+        done = {shard_number(path) for path in io.dataset_files(pairs_dir)}
+        pending = [unit for unit in units if unit.number not in done]
         already = io.dataset_rows(pairs_dir) + io.dataset_rows(rejects_dir)
         scoring = f", scored by {model.system} (forced decoding)" if model else ", not scored (no --translator)"
         self.progress(f"{len(self.translation_files)} translation file(s) over {len(bitext_files)} bitext shard(s){scoring}")
@@ -72,19 +74,37 @@ class ImportTranslations(TranslatorChoice, StageTask):
         if pending:
             with marking(str(partial_dir / "_import-progress")) as marks, \
                     progress_while_running(Tally(lambda: already + marks.count("pairs"), total, "translations read", "translations"), self.progress, already):
-                self.run_pipeline(lambda p: build_import(p, pending, translations, pairs_dir, rejects_dir, self.chunk_rows, marks))
+                self.run_pipeline(lambda p: build_import(p, pending, translations, pairs_dir, rejects_dir, self.chunk_rows, marks), rows=total)
         io.ensure_nonempty(pairs_dir, schemas.PAIRS)
         io.ensure_nonempty(rejects_dir, schemas.REJECTS)
-        rows, rejects = io.dataset_rows(pairs_dir), io.rejects_by_reason(rejects_dir)
-        io.check_rows(self.stage, rows + sum(rejects.values()), total, "translations of the bitext rows (pairs and rejects)")
-        self.progress(f"{rows} pairs of {len(self.translation_files)} system(s), {sum(rejects.values())} rejects", 100)
+        rows, by_reason = io.dataset_rows(pairs_dir), io.rejects_by_reason(rejects_dir)
+        io.check_rows(self.stage, rows + sum(by_reason.values()), total, "translations of the bitext rows (pairs and rejects)")
+        per_file = self.check_each_file(units, pairs_dir, rejects_dir)
+        rejects = checked_rejects(self.stage, rows, by_reason, "no usable translation", Path(rejects_dir))
+        self.progress(f"{rows} pairs of {len(self.translation_files)} system(s), {rejects['total']} rejects", 100)
         return {
             "schema": {"pairs": schemas.version_of(schemas.PAIRS), "rejects": schemas.version_of(schemas.REJECTS)},
             "systems": [file.system for file in self.translation_files],
+            "files": per_file,
             "trans_score": f"forced decoding by {model.system}" if model else "none: no --translator named",
             "model": model.system if model else None,
             "model_fingerprint": model.fingerprint("ctranslate2") if model else None,
             "rows": {"pairs": rows, "bitext": bitext_rows},
-            "rejects": {"total": sum(rejects.values()), "by_reason": rejects},
+            "rejects": rejects,
             "seconds_this_run": round(time.time() - started, 2),
         }
+
+    def check_each_file(self, units: list[ImportUnit], pairs_dir: str, rejects_dir: str) -> dict:
+        """Each translation file's system, pairs and rejects (by its name among the run's files).
+        A file none of whose lines made a pair is an InputError naming it and its top reasons (a
+        CRLF-free rule broken, a wrong file); one with more than REJECTED_SHARE_WARNING rejected
+        is a warning."""
+        pairs_of_part = {shard_number(path): rows for path, rows in io.rows_of_parts(pairs_dir).items()}
+        files: dict[str, dict] = {file.name: {"system": file.system, "pairs": 0, "rejects": {}} for file in self.translation_files}
+        for unit in units:
+            files[unit.file.name]["pairs"] += pairs_of_part.get(unit.number, 0)
+        for (name, reason), count in io.rejects_by_source_and_reason(rejects_dir).items():
+            files[name]["rejects"][reason] = count
+        for name, counts in files.items():
+            checked_rejects(self.stage, counts["pairs"], counts["rejects"], f"no usable translation in {name}", Path(rejects_dir))
+        return files

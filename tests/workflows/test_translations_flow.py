@@ -1,7 +1,13 @@
 """Translations made elsewhere (--translations): pairs per system and reference, unscored or
 scored by a named model, rejects for bad lines, one-line errors for misaligned files."""
 
+import gzip
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 
 import luigi
 import numpy as np
@@ -55,11 +61,11 @@ def test_build_paranmt_pairs_every_system_with_every_reference_and_rejects_empty
     corpus = pd.read_parquet(work / "corpus" / "latest" / "corpus")
     assert len(corpus) == 5 * 2 * 2 - 2
     assert corpus.trans_score.isna().all() and corpus.decile_trans.isna().all() and corpus.trans_n_tokens.isna().all()
-    assert sorted(corpus.system.unique()) == ["hyp.one.en", "hyp.two.en"]
+    assert sorted(corpus.system.unique()) == ["one", "two"]  # what differs between hyp.one.en and hyp.two.en
     for row in corpus.itertuples():  # every pair is its foreign line's: never shifted
         line = int(row.id.split("~")[-2].rsplit("-", 1)[1])
         references = REFERENCE_A if row.source.endswith("ref.A.en") else REFERENCE_B
-        translations = SYSTEM_1 if row.system == "hyp.one.en" else SYSTEM_2
+        translations = SYSTEM_1 if row.system == "one" else SYSTEM_2
         assert (row.foreign, row.reference, row.translation) == (SOURCES[line - 1], references[line - 1], translations[line - 1])
     rejects = pd.read_parquet(work / "translations" / "latest" / "rejects")
     assert rejects[["source", "line", "reason"]].values.tolist() == [["hyp.two.en", 2, "empty_translation"]] * 2
@@ -133,3 +139,106 @@ def test_the_eight_wmt21_systems_with_both_references_make_16000_pairs(tmp_path)
     corpus = pd.read_parquet(tmp_path / "work" / "corpus" / "latest" / "corpus")
     assert len(corpus) == 16_000 and corpus.system.nunique() == 8 and corpus.source.nunique() == 2
     assert read_manifest(tmp_path / "work" / "translations" / "latest")["rejects"]["total"] == 0
+
+
+LINES = 12_000  # past a translation file's first run of 10,000 lines
+SHARD_ROWS = 2_000
+CHUNK_ROWS = 1_500  # chunks that straddle shards' and runs' boundaries
+
+
+def numbered(lines: int, text: str) -> bytes:
+    return "".join(f"{text.format(n=n)}\n" for n in range(1, lines + 1)).encode()
+
+
+@pytest.fixture(scope="module")
+def long_inputs(tmp_path_factory):
+    """A 12,000-line foreign file, its reference, and one system's translations three times: as
+    plain LF text, gzip, and CRLF text."""
+    folder = tmp_path_factory.mktemp("long")
+    (folder / "long.cs").write_bytes(numbered(LINES, "Věta číslo {n} je tady."))
+    (folder / "long.en").write_bytes(numbered(LINES, "Sentence number {n} is here."))
+    translations = numbered(LINES, "The sentence number {n} is here.")
+    (folder / "hyp.lf.en").write_bytes(translations)
+    (folder / "hyp.gzip.en.gz").write_bytes(gzip.compress(translations))
+    (folder / "hyp.crlf.en").write_bytes(translations.replace(b"\n", b"\r\n"))
+    return folder
+
+
+def long_command(workdir, folder, *extra):
+    return [sys.executable, "-m", "luigi", "--module", "workflows", "ImportTranslations", "--inputs", f"{folder}/long.cs",
+            "--translations", f"{folder}/long.cs::{folder}/hyp.*", "--IngestBitext-shard-rows", str(SHARD_ROWS),
+            "--chunk-rows", str(CHUNK_ROWS), "--local-scheduler", "--paranmt-workdir", str(workdir), *extra]
+
+
+def imported(workdir) -> pd.DataFrame:
+    return pd.read_parquet(workdir / "translations" / "latest" / "pairs").sort_values("id", ignore_index=True)
+
+
+@pytest.fixture(scope="module")
+def long_run(long_inputs, tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("long-run") / "work"
+    result = subprocess.run(long_command(workdir, long_inputs), capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return workdir
+
+
+def test_gzip_and_crlf_translations_give_the_plain_files_pairs_past_its_first_run_and_chunk(long_run):
+    pairs = imported(long_run)
+    assert len(pairs) == 3 * LINES and read_manifest(long_run / "translations" / "latest")["rejects"]["total"] == 0
+    by_system = {system: rows.drop(columns=["id", "system"]).reset_index(drop=True) for system, rows in pairs.groupby("system")}
+    assert sorted(by_system) == ["crlf", "gzip", "lf"]
+    pd.testing.assert_frame_equal(by_system["gzip"], by_system["lf"])
+    pd.testing.assert_frame_equal(by_system["crlf"], by_system["lf"])
+    lines = by_system["lf"]
+    for n in (1, 1_500, 2_001, 9_999, 10_001, LINES):  # each pair is its own line's, on both sides of every boundary
+        row = pairs[pairs.id == f"long.cs-{n:09d}~gzip"].iloc[0]
+        assert (row.foreign, row.reference, row.translation) == (f"Věta číslo {n} je tady.", f"Sentence number {n} is here.", f"The sentence number {n} is here.")
+    assert len(lines) == LINES
+
+
+def test_a_killed_import_resumes_to_the_same_pairs(long_inputs, long_run, tmp_path):
+    workdir = tmp_path / "work"
+    run = subprocess.Popen(long_command(workdir, long_inputs), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    written = lambda: {path.name: path.stat().st_mtime_ns for path in workdir.glob("translations/.*.partial/pairs/part-*")}  # noqa: E731
+    deadline = time.monotonic() + 300
+    while len(written()) < 2:
+        assert time.monotonic() < deadline and run.poll() is None, "the import wrote no part before it ended"
+        time.sleep(0.02)
+    os.killpg(run.pid, signal.SIGKILL)
+    run.wait()
+    before = written()
+    assert 2 <= len(before) < 3 * LINES // SHARD_ROWS
+    rerun = subprocess.run(long_command(workdir, long_inputs), capture_output=True, text=True, timeout=600)
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    after = {path.name: path.stat().st_mtime_ns for path in (workdir / "translations" / "latest" / "pairs").glob("part-*")}
+    assert {name: after[name] for name in before} == before, "a part written before the kill was written again"
+    assert sorted(path.read_bytes() for path in (workdir / "translations" / "latest" / "pairs").glob("part-*")) == \
+        sorted(path.read_bytes() for path in (long_run / "translations" / "latest" / "pairs").glob("part-*"))
+
+
+@pytest.mark.parametrize("write, expected", [
+    (lambda path: path.write_bytes(b"\x01\n" * 5), "no usable translation in hyp.two.en: 10 lines rejected (control_character 10)"),
+    (lambda path: path.write_bytes(gzip.compress(b"x\n" * 5000)[:40]), "is damaged (the file ends inside gzip member 1"),
+    (lambda path: path.write_bytes(gzip.compress(b"x\n" * 5)[:-4]), "is damaged (the file ends inside gzip member 1"),
+    (lambda path: path.write_text("".join(f'{{"mt": "line {n}", "score": 0.5}}\n' for n in range(5))), "holds JSON lines (fields mt, score)"),
+    (lambda path: path.write_text("".join(f"line {n}\t0.5\n" for n in range(5))), "is a table (2 tab-separated columns"),
+], ids=["every-line-rejected", "gzip-cut-in-half", "gzip-trailer-cut", "jsonl", "tsv"])
+def test_a_translation_file_that_gives_no_pair_is_one_line_and_a_failed_run(tmp_path, inputs, write, expected):
+    write(inputs / "hyp.two.en")
+    result = run_luigi(tmp_path / "work", "ImportTranslations", *arguments(inputs), cwd=tmp_path)
+    assert_one_line_error(result, expected)
+
+
+def test_systems_are_named_by_the_user_or_by_what_differs_and_a_tilde_stays_out_of_the_ids_join(tmp_path, inputs):
+    (inputs / "hyp.two.en").rename(inputs / "hyp.t~wo.en")
+    listing = tmp_path / "translations.txt"
+    listing.write_text(f"# one system named by the user, the other by its file's name\n{inputs}/test.cs::first={inputs}/hyp.one.en\n"
+                       f"{inputs}/test.cs::{inputs}/hyp.t~wo.en\n")
+    inputs_listing = tmp_path / "inputs.txt"
+    inputs_listing.write_text("data/test.cs::data/ref.A.en\n")
+    result = run_luigi(tmp_path / "work", "ImportTranslations", "--inputs", f"@{inputs_listing}", "--translations", f"@{listing}", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    pairs = imported(tmp_path / "work")
+    assert sorted(pairs.system.unique()) == ["first", "hyp.t~wo.en"]
+    assert pairs.id[pairs.system == "hyp.t~wo.en"].str.endswith("~hyp.t%7Ewo.en").all()
+    assert pairs.id.str.rsplit("~", n=1).str[1].str.replace("%7E", "~").tolist() == pairs.system.tolist()
