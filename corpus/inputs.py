@@ -53,7 +53,6 @@ from corpus.readers import (
     InputUnit,
     Reject,
     aligned_partner,
-    decode_line,
     distinct_names,
     parse_input_spec,
 )

@@ -201,6 +201,15 @@ def decode_line(raw: bytes, source: str, line: int, max_line_bytes: int) -> str 
     return text.translate(INVISIBLE_FORMATTING)
 
 
+def split_lines(data: bytes) -> list[bytes]:
+    """A whole file's lines, each without its end (without_line_end): the one rule of every
+    reader of text files here (inputs, judged sets, STS, transfer tasks, training pairs)."""
+    lines = data.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()
+    return [without_line_end(line) for line in lines]
+
+
 def without_line_end(raw: bytes) -> bytes:
     """The line without its end: LF, CRLF, or a CR that ends the file. Any other CR stays in the
     line (and rejects it): one line's stray CR never decides how the others end."""

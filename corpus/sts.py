@@ -17,6 +17,7 @@ import numpy as np
 
 from corpus.errors import InputError
 from corpus.fetch import fetch_hint
+from corpus.readers import split_lines
 
 # The paper's test suite (SPEC.md section 7). 2013 SMT is absent: its input is LDC-licensed and
 # only its gold file is distributed. 2012's `surprise.*` sets are reported as OnWN and SMTnews.
@@ -82,11 +83,7 @@ def _require(paths: Iterable[Path]) -> None:
 
 def _lines(path: Path) -> list[str]:
     """The file's lines, without line terminators ("\\r\\n" tolerated)."""
-    text = path.read_text(encoding="utf-8")
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return [line.removesuffix("\r") for line in lines]
+    return [line.decode("utf-8") for line in split_lines(path.read_bytes())]
 
 
 def _fields(line: str, path: Path, number: int, needed: int) -> list[str]:

@@ -26,6 +26,7 @@ import numpy as np
 
 from corpus.errors import InputError
 from corpus.fetch import fetch_hint
+from corpus.readers import split_lines
 
 # The nine tasks in the paper's Table 8 column order.
 TRANSFER_TASKS = ("MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC", "SICK-R", "SICK-E")
@@ -92,12 +93,8 @@ def _read_lines(path: Path, rejects: Counter) -> list[tuple[int, str]]:
         data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
     except (OSError, EOFError) as error:
         raise InputError(f"{path}: cannot be read ({error})") from None
-    lines = data.split(b"\n")
-    if lines[-1] == b"":
-        lines.pop()
     kept = []
-    for number, raw in enumerate(lines, start=1):
-        raw = raw.removesuffix(b"\r")
+    for number, raw in enumerate(split_lines(data), start=1):
         if number == 1:
             raw = raw.removeprefix(b"\xef\xbb\xbf")  # the MSRP files start with a byte order mark
         if not raw.strip():

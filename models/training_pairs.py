@@ -15,6 +15,7 @@ from itertools import chain
 from pathlib import Path
 
 from corpus.errors import InputError
+from corpus.readers import without_line_end
 
 log = logging.getLogger("paranmt.trainer")
 
@@ -158,10 +159,10 @@ def tsv_batches(path: Path) -> Iterator[PairBatch]:
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
             try:
-                line = raw.decode("utf-8")
+                line = without_line_end(raw).decode("utf-8")
             except UnicodeDecodeError as error:
                 raise InputError(f"{path}:{number}: not UTF-8 (byte {error.start} of the line)") from error
-            parts = line.rstrip("\n").split("\t")
+            parts = line.split("\t")
             if len(parts) < 2:
                 raise InputError(f"{path}:{number}: expected two tab-separated sentences, got {len(parts)} field(s)")
             first.append(parts[0])

@@ -12,8 +12,8 @@ import schemas
 from corpus.inputs import TranslationFile, resolve_translations
 from models.nmt.model import NmtModel
 from pipelines import io
-from pipelines.progress import Tally, marking, progress_while_running
 from pipelines.batches import shard_number
+from pipelines.progress import Tally, marking, progress_while_running
 from pipelines.translations import STAGE, ImportUnit, Translations, build_import, import_units
 from pipelines.translator import TranslatorSpec
 from workflows.base import StageTask

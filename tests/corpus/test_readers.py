@@ -2,6 +2,7 @@ import gzip
 
 import pytest
 
+from corpus.errors import InputError
 from corpus.readers import (
     BitextRecord,
     InputUnit,
@@ -129,3 +130,28 @@ def test_reader_streams_gzip_lines(tmp_path):
     with gzip.open(path, "rb") as handle:
         [record] = iter_czeng(handle, path.name)
     assert record.foreign == "Česky"
+
+
+def test_every_text_reader_ends_a_line_at_lf_with_or_without_a_cr_before_it(tmp_path):
+    """One rule (corpus.readers.split_lines) for the judged sets, STS files, transfer tasks and
+    training TSVs: CRLF and LF files read the same; a CR elsewhere stays in its line."""
+    from corpus.csen_more import lines
+    from corpus.readers import split_lines
+    from models.training_pairs import tsv_batches
+
+    assert split_lines(b"a\r\nb\rc\r\nd\r") == [b"a", b"b\rc", b"d"]
+    assert split_lines(b"a\n\nb") == [b"a", b"", b"b"]
+    text = "první\tdruhý\nthird\tfourth\n"
+    (tmp_path / "lf.tsv").write_text(text, encoding="utf-8")
+    (tmp_path / "crlf.tsv").write_bytes(text.replace("\n", "\r\n").encode())
+    (tmp_path / "crlf.tsv.gz").write_bytes(gzip.compress(text.replace("\n", "\r\n").encode()))
+    assert lines(tmp_path / "crlf.tsv") == lines(tmp_path / "crlf.tsv.gz") == lines(tmp_path / "lf.tsv") == ["první\tdruhý", "third\tfourth"]
+    assert [batch.sides for batch in tsv_batches(tmp_path / "crlf.tsv")] == [batch.sides for batch in tsv_batches(tmp_path / "lf.tsv")] == [(["první", "third"], ["druhý", "fourth"])]
+
+
+def test_a_judged_set_line_that_is_not_utf8_is_one_line_never_replaced_text(tmp_path):
+    from corpus.csen_more import lines
+
+    (tmp_path / "bad.en").write_bytes(b"fine\nnot \xff utf-8\n")
+    with pytest.raises(InputError, match=r"bad.en:2: not UTF-8"):
+        lines(tmp_path / "bad.en")
