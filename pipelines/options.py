@@ -32,22 +32,23 @@ ROWS_PER_WORKER = 1_000_000
 RUNNERS = {"DaskRunner": "pipelines.dask_runner.DaskRunner"}
 
 
-def direct_workers(requested: int, rows: int | None = None) -> int:
+def direct_workers(requested: int, rows: int | None = None, rows_per_worker: int = ROWS_PER_WORKER) -> int:
     """DirectRunner worker processes for a pipeline over ``rows`` input rows: ``requested`` when
-    it is not 0 (1 = in process); 0 = one per ``ROWS_PER_WORKER`` rows, at most one per core,
-    so a small input runs in process; with no row count, one per core."""
+    it is not 0 (1 = in process); 0 = one per ``rows_per_worker`` rows (a stage whose rows cost
+    more gives fewer), at most one per core, so a small input runs in process; with no row
+    count, one per core."""
     if requested:
         return requested
     cores = os.cpu_count() or 1
-    return cores if rows is None else max(1, min(cores, rows // ROWS_PER_WORKER))
+    return cores if rows is None else max(1, min(cores, rows // rows_per_worker))
 
 
 def pipeline_options(runner: str = "DirectRunner", num_workers: int = 0, extra_args: str = "", log_level: int = logging.WARNING, rows: int | None = None,
-                     dask_scheduler: str = "") -> PipelineOptions:
+                     dask_scheduler: str = "", rows_per_worker: int = ROWS_PER_WORKER) -> PipelineOptions:
     """Build options for ``runner``; ``extra_args`` are passed through verbatim.
 
-    For the DirectRunner, ``direct_workers(num_workers, rows)`` worker processes are used
-    (``rows``: the pipeline's input rows, when known). For Flink, Spark, Dataflow or a
+    For the DirectRunner, ``direct_workers(num_workers, rows, rows_per_worker)`` worker
+    processes are used (``rows``: the pipeline's input rows, when known). For Flink, Spark, Dataflow or a
     portable job server, put the runner's own flags in ``extra_args``, e.g.
     ``--flink_master=host:8081 --environment_type=LOOPBACK``. ``DaskRunner`` is the project's
     (``pipelines.dask_runner``), on the scheduler at ``dask_scheduler`` (empty: a local cluster).
@@ -69,7 +70,7 @@ def pipeline_options(runner: str = "DirectRunner", num_workers: int = 0, extra_a
         # compatibility version is set, and Beam's own version changes no transform's expansion.
         args.append(f"--update_compatibility_version={beam_version}")
     if runner == "DirectRunner" and not any(a.startswith("--direct_") for a in args):
-        workers = direct_workers(num_workers, rows)
+        workers = direct_workers(num_workers, rows, rows_per_worker)
         if workers == 1:
             args.append("--direct_running_mode=in_memory")
         else:

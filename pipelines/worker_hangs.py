@@ -17,7 +17,9 @@ failed run never ended instead of exiting non-zero.
    answer). Before the last, a worker killed as it started (before it connected, so no broken
    connection told the runner) hung the run 3 times in 3
    (docs/2026-11-28-paper-size-end-to-end.md). The run fails and says which exit status
-   ended it.
+   ended it, or, for workers that never reached the runner (connections to 127.0.0.1 refused
+   or dropped: each waits 60 s for its logging and its control connection, then exits with
+   status 1), that they could not connect.
 
 And one that made a worker's death loud: the runner's threads that read the dead worker's
 streams, its data plane and its clean-up each report the broken connection (up to 215 lines of
@@ -51,6 +53,10 @@ class WorkerProcessDied(RuntimeError):
 _deaths: list[str] = []
 # How long an error that a dead worker causes may come before its death is seen.
 DEATH_NOTICE_SECONDS = 10.0
+# How long a Beam worker waits for each of its connections to the runner (logging, then control)
+# before it gives up and exits with status 1 (Beam's ``channel_ready_future(…).result(timeout=60)``
+# in ``log_handler.FnApiLogRecordHandler`` and ``sdk_worker.SdkHarness``).
+WORKER_CONNECT_SECONDS = 60.0
 
 
 def _close_even_before_the_worker_connects(self: worker_handlers.ControlConnection) -> None:
@@ -71,13 +77,27 @@ def _start_watched_worker(self: worker_handlers.SubprocessSdkWorkerHandler) -> N
 
 
 def _run_worker(handler: worker_handlers.SubprocessSdkWorkerHandler) -> None:
+    started = time.monotonic()
     try:
         handler.worker.run()
     except RuntimeError as exited:  # Beam's "Worker subprocess exited with return code N"
-        died = WorkerProcessDied(f"a Beam worker process stopped in the middle of its work ({exited}): killed, out of memory, or crashed;"
-                                 " fewer worker processes (--paranmt-direct-num-workers) need less memory")
+        died = WorkerProcessDied(_why_it_ended(handler, str(exited), time.monotonic() - started))
         _deaths.append(str(died))
         handler.control_conn.abort(died)
+
+
+def _why_it_ended(handler: worker_handlers.SubprocessSdkWorkerHandler, exited: str, seconds: float) -> str:
+    """The one line for a worker process that ended under the runner: one that never opened its
+    control stream and exited by itself (status 1, not a signal) after Beam's connection timeout
+    could not reach the runner (loopback refused or dropped: a firewall, a sandbox, a gRPC proxy
+    setting); any other was killed, ran out of memory or crashed."""
+    never_connected = handler.control_conn._input is None
+    if never_connected and exited.endswith("return code 1") and seconds >= WORKER_CONNECT_SECONDS:
+        return (f"Beam's worker processes could not connect to the runner at {handler.control_address} (one gave up after {seconds:.0f} s):"
+                " connections to 127.0.0.1 are refused or dropped here (a firewall, a sandbox, loopback down, or grpc_proxy/http_proxy"
+                " without no_proxy=localhost); --paranmt-direct-num-workers 1 runs each stage in process, without worker processes")
+    return (f"a Beam worker process stopped in the middle of its work ({exited}): killed, out of memory, or crashed;"
+            " fewer worker processes (--paranmt-direct-num-workers) need less memory")
 
 
 def _answered_or_failed(self: worker_handlers.ControlFuture) -> bool:

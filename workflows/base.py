@@ -56,7 +56,7 @@ from corpus.outputs import (  # noqa: F401 - read_manifest and MANIFEST: for the
     verified_manifest,
 )
 from pipelines.io import file_rows
-from pipelines.options import pipeline_options
+from pipelines.options import ROWS_PER_WORKER, pipeline_options
 from pipelines.progress import RunPipeline
 from pipelines.worker_hangs import WorkerProcessDied, one_line_if_a_worker_dies
 from workflows.central_scheduler import WorkDirectoryTask, work_directory_digest
@@ -162,6 +162,9 @@ def worker_tracebacks_dropped(worker_died: Callable[[], bool] = lambda: False) -
 
 
 _CHAINED = (b"During handling of the above exception", b"The above exception was the direct cause")
+# Lines that start a block held back with its traceback: Python's own, a thread's, and a Beam
+# worker's report that it could not reach the runner's logging service (its traceback follows).
+_BLOCK_STARTS = (b"Traceback (most recent call last):", b"Exception in thread ", b"Failed to set up logging handler")
 
 
 def _pass_on_all_but_mistakes(read_end: int, terminal: int, worker_died: Callable[[], bool]) -> None:
@@ -174,7 +177,7 @@ def _pass_on_all_but_mistakes(read_end: int, terminal: int, worker_died: Callabl
             if block and block[-1].strip() == b"" and not line.startswith(_CHAINED) and not block[-2].startswith((b" ", b"\n", *_CHAINED)):
                 _said(block, out, worker_died)
                 block = []
-            if block or line.startswith((b"Traceback (most recent call last):", b"Exception in thread ")):
+            if block or line.startswith(_BLOCK_STARTS):
                 block.append(line)
             else:
                 out.write(line)
@@ -396,6 +399,9 @@ class StageTask(WorkDirectoryTask):
     # A parameter whose value gets its own link beside ``latest`` (``latest-<value>``), for
     # stages whose outputs of several kinds coexist (encoders of several models).
     latest_by: ClassVar[str | None] = None
+    # The DirectRunner starts a worker process per this many input rows (pipelines.options): a
+    # stage whose rows cost more CPU than a scored pair says fewer.
+    rows_per_worker: ClassVar[int] = ROWS_PER_WORKER
 
     def __init__(self, *args, **kwargs):
         """Luigi's central scheduler knows a stage by what it builds (its fingerprint: inputs by
@@ -569,7 +575,12 @@ class StageTask(WorkDirectoryTask):
 
     def runner_for(self, files: list[str]) -> RunPipeline:
         """``run_pipeline`` for pipelines that read the Parquet ``files`` (their rows, from the footers)."""
-        return functools.partial(self.run_pipeline, rows=file_rows(files))
+        return self.sized_runner(file_rows(files))
+
+    def sized_runner(self, rows: int) -> RunPipeline:
+        """``run_pipeline`` for pipelines over ``rows`` input rows, for pipeline functions that
+        take a runner (a small input runs in process)."""
+        return functools.partial(self.run_pipeline, rows=rows)
 
     def progress(self, message: str, percent: float | None = None) -> None:
         """Report progress in Luigi's status message / progress bar, and on the console: the
@@ -585,9 +596,10 @@ class StageTask(WorkDirectoryTask):
 
     def run_pipeline(self, build_pipeline, rows: int | None = None) -> None:
         """Run ``build_pipeline(pipeline)`` on the configured Beam runner and wait for it;
-        ``rows``, the input's size when known, lets the DirectRunner run a small input in process."""
+        ``rows``, the input's size when known, lets the DirectRunner run a small input in process
+        (without it, one worker process per core)."""
         config = paranmt()
-        options = pipeline_options(config.runner, config.direct_num_workers, config.beam_args, log_level(), rows, config.dask_scheduler)
+        options = pipeline_options(config.runner, config.direct_num_workers, config.beam_args, log_level(), rows, config.dask_scheduler, self.rows_per_worker)
         in_workers = options.get_all_options().get("direct_running_mode") == "multi_processing"
         with one_line_if_a_worker_dies() as worker_died, worker_tracebacks_dropped(worker_died) if in_workers else contextlib.nullcontext(), \
                 beam.Pipeline(options=options) as pipeline:

@@ -19,6 +19,15 @@ def test_a_small_input_runs_in_process_and_a_large_one_on_up_to_one_worker_per_c
         assert direct_args(rows=10**9) == ("multi_processing", cores)
 
 
+def test_a_stage_whose_rows_cost_more_starts_a_worker_for_fewer_of_them():
+    cores = os.cpu_count() or 1
+    assert direct_workers(0, 300, rows_per_worker=200_000) == direct_workers(0, 199_999, rows_per_worker=200_000) == 1
+    assert direct_workers(0, 400_000, rows_per_worker=200_000) == min(2, cores)
+    if cores > 1:
+        assert direct_args(rows=400_000, rows_per_worker=200_000) == ("multi_processing", min(2, cores))
+        assert direct_args(rows=400_000) == ("in_memory", 1)  # the same rows at a scored pair's cost
+
+
 def test_a_runner_flag_given_in_the_extra_args_wins():
     assert direct_args(rows=1000, extra_args="--direct_running_mode=multi_threading") == ("multi_threading", 1)
 

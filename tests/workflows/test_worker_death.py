@@ -1,11 +1,13 @@
 """A DirectRunner worker process killed in the middle of a real ingest through Luigi (as the
 out-of-memory killer does): the run ends (exit 30) with the one line that says so, whichever of
-the runner's connections to the worker notices first, and nothing else."""
+the runner's connections to the worker notices first, and nothing else; workers that cannot reach
+the runner at all end it in the one line that says so."""
 
 import contextlib
 import gzip
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -18,6 +20,7 @@ from workflows.ingest import demo_corpus
 
 TASK_FAILED = 30  # luigi.cfg [retcode]
 DIED = "a Beam worker process stopped in the middle of its work"
+UNREACHABLE = "could not connect to the runner"
 
 
 def worker_processes(run: subprocess.Popen) -> list[psutil.Process]:
@@ -80,3 +83,26 @@ def test_a_killed_worker_process_ends_the_run_in_one_line(big_input, tmp_path, v
         if run.poll() is None:  # the test stopped before the run ended: end it and its workers
             os.killpg(run.pid, signal.SIGKILL)
             run.wait()
+
+
+@pytest.fixture
+def refusing_port():
+    """A local port bound and never listened on: connections to it are refused while the test holds it."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield sock.getsockname()[1]
+
+
+def test_workers_that_cannot_reach_the_runner_end_the_run_in_one_line_saying_so(tmp_path, refusing_port):
+    """Workers whose connections to the runner on 127.0.0.1 fail (here through a gRPC proxy that
+    refuses them, as a firewall or a sandbox does) each give up after Beam's 60 s per connection and
+    exit with status 1: the run says they could not connect, not that one was killed or out of memory."""
+    unproxied = {key: value for key, value in os.environ.items() if key.lower() not in ("no_proxy", "no_grpc_proxy")}
+    done = subprocess.run([sys.executable, "-m", "luigi", "--module", "workflows", "IngestBitext", "--local-scheduler",
+                           "--paranmt-workdir", str(tmp_path / "work"), "--paranmt-direct-num-workers", "2"],
+                          cwd=tmp_path, env={**unproxied, "grpc_proxy": f"http://127.0.0.1:{refusing_port}"}, capture_output=True, text=True, timeout=600)
+    output = done.stdout + done.stderr
+    assert done.returncode == TASK_FAILED, output
+    lines = [line for line in output.splitlines() if line.strip()]
+    assert UNREACHABLE in lines[-1] and "--paranmt-direct-num-workers 1" in lines[-1] and "memory" not in lines[-1], output
+    assert all(line.split(" ", 1)[1].startswith("ingest: ") for line in lines[:-1]), output  # Beam's own reports of it kept off the console
