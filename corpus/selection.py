@@ -33,8 +33,14 @@ MEAN_LENGTH = (5.0, 40.0)
 PARTITION = "decile_pp"
 
 
+# Every decile, spelled: Luigi takes an empty --decile on the command line for "not given" (8,9).
+ALL_DECILES = "all"
+
+
 def parse_deciles(text: str) -> tuple[int, ...]:
-    """``"8,9"`` → (8, 9); an empty string means every decile."""
+    """``"8,9"`` → (8, 9); ``all`` or an empty string (luigi.cfg's) → (), every decile: no filter."""
+    if text.strip().lower() == ALL_DECILES:
+        return ()
     try:
         values = tuple(sorted({int(part) for part in text.split(",") if part.strip()}))
     except ValueError:
@@ -50,7 +56,7 @@ class Rules:
     both sides, diversity limits and the authors' release filters."""
 
     scorer: str = setting("pp", "Score whose deciles select (see schemas/COLUMNS.md: pp, trigram, trans, unigram, tau).", choices=tuple(SCORERS))
-    decile: str = setting("8,9", "Comma-separated deciles (0 lowest … 9 highest; empty: all); the paper's training set: 8,9 of pp.")
+    decile: str = setting("8,9", f"Comma-separated deciles (0 lowest … 9 highest; {ALL_DECILES}: every decile); the paper's training set: 8,9 of pp.")
     max_tokens: int = setting(30, "Both sides at most this many tokens (0: no length rule).", minimum=0)
     release_filter: bool = setting(False, "The authors' release filters: 0.4 ≤ pp ≤ 1.0, trigram overlap ≤ 0.7, mean length 5–40, both sides English, exact duplicates removed.")
     english_only: bool = setting(False, "Both sides English (langid P(en) ≥ --min-p-en) without the other release filters.")

@@ -39,11 +39,29 @@ class AbsolutePath(luigi.Parameter):
         return os.path.abspath(x) if x else x
 
 
+# The value that says "none" to a parameter whose default names something (a model, a file, a
+# list): Luigi takes an empty value on the command line for "not given", i.e. the default.
+NONE = "none"
+
+
+class NoneSpelled(luigi.Parameter):
+    """A parameter whose value ``none`` (NONE, any case) means none: the task sees ''. An empty
+    value in luigi.cfg means none too; on the command line Luigi takes it for the default."""
+
+    def normalize(self, x):
+        return "" if isinstance(x, str) and x.strip().lower() == NONE else super().normalize(x)
+
+
+class OptionalPath(NoneSpelled, AbsolutePath):
+    """A path parameter whose default is a file, and whose value ``none`` means no file (a file
+    named none in the current folder is ``./none``)."""
+
+
 class paranmt(luigi.Config):  # noqa: N801 - the luigi.cfg section name
     workdir = AbsolutePath(default="work", description="Directory that holds every stage's output.")
     runner = luigi.Parameter(default="DirectRunner", description="Beam runner: DirectRunner, DaskRunner, PortableRunner, FlinkRunner, SparkRunner, DataflowRunner.")
     dask_scheduler = luigi.Parameter(default="", description="DaskRunner: the dask.distributed scheduler's address, e.g. tcp://127.0.0.1:8786 (empty: a local cluster started for each stage).")
-    direct_num_workers = count_parameter(default=0, minimum=0, description="DirectRunner worker processes (0 = by input size: in process below 1M rows, then one per 1M rows up to one per core; 1 = in process).")
+    direct_num_workers = count_parameter(default=0, minimum=0, description="DirectRunner worker processes (0 = by input size: in process below 1M rows, then one per 1M rows up to one per core; raw text: per 200,000 lines; 1 = in process).")
     beam_args = luigi.Parameter(default="", description="Extra Beam pipeline options passed through verbatim, e.g. '--flink_master=host:8081'.")
 
 

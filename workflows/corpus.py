@@ -37,7 +37,14 @@ from pipelines.select import select_top_half, select_training_set
 from pipelines.stats import write_corpus_stats
 from workflows.backtranslate import BackTranslate
 from workflows.base import StageTask, in_workdir, read_manifest
-from workflows.config import AbsolutePath, config_from, count_parameter, with_settings
+from workflows.config import (
+    NONE,
+    AbsolutePath,
+    OptionalPath,
+    config_from,
+    count_parameter,
+    with_settings,
+)
 from workflows.encoders import EvaluateSTS, TrainEncoder
 from workflows.ingest import ReadsRawFiles
 from workflows.nmt import TranslatorChoice, without_empty
@@ -60,7 +67,8 @@ class ImportParaphrases(ReadsRawFiles):
 
     def build(self, partial_dir: Path) -> dict:
         pairs_dir, rejects_dir = str(partial_dir / "pairs"), str(partial_dir / "rejects")
-        import_release(self.run_pipeline, self.plan(), pairs_dir, rejects_dir, self.max_line_bytes, str(partial_dir), self.progress)
+        plan = self.plan()
+        import_release(self.sized_runner(plan.lines), plan, pairs_dir, rejects_dir, self.max_line_bytes, str(partial_dir), self.progress)
         io.ensure_nonempty(pairs_dir, schemas.PAIRS)
         io.ensure_nonempty(rejects_dir, schemas.REJECTS)
         rows = io.dataset_rows(pairs_dir)
@@ -363,7 +371,7 @@ class CorpusStats(StageTask):
     mean PP score (standard deviations in parentheses) on a seeded sample of each domain."""
 
     stage = "stats"
-    word_counts = AbsolutePath(default="../shared/data/wordvec/enwiki_vocab_min200.txt", description="`word count` file for IDF (empty: no IDF row).")
+    word_counts = OptionalPath(default="../shared/data/wordvec/enwiki_vocab_min200.txt", description=f"`word count` file for IDF ({NONE}: no IDF row).")
     per_domain = count_parameter(default=100_000, description="Sentences sampled per domain (the paper: 100k).")
 
     def requires(self):

@@ -37,10 +37,10 @@ from luigi.util import inherits
 
 from corpus.errors import InputError
 from corpus.outputs import read_json
-from corpus.selection import parse_deciles
+from corpus.selection import ALL_DECILES, parse_deciles
 from models.configs import MODEL_NAMES
 from workflows.base import CODE_VERSION, MANIFEST, StageTask, in_workdir, read_manifest, stage_tree
-from workflows.config import AbsolutePath, count_parameter
+from workflows.config import NONE, AbsolutePath, OptionalPath, count_parameter
 from workflows.corpus import (
     AssignDeciles,
     CorpusStats,
@@ -202,14 +202,14 @@ class DecileSweep(Experiment):
     stage = "experiments/decile-sweep"
     scorer = decile = None  # swept
     scorers = luigi.Parameter(default="trans,trigram,pp", description="Comma-separated scorers to sweep.")
-    deciles = luigi.Parameter(default="0,1,2,3,4,5,6,7,8,9", description="Comma-separated deciles to sweep.")
+    deciles = luigi.Parameter(default="0,1,2,3,4,5,6,7,8,9", description=f"Comma-separated deciles to sweep ({ALL_DECILES}: every one).")
     range_width = count_parameter(default=2, description="Width of the decile range chosen on the dev set (the paper kept the top two).")
     model = luigi.ChoiceParameter(choices=sorted(MODEL_NAMES), default="lstm_avg", description="Encoder of every cell.")
     epochs = count_parameter(default=1, description="Epochs per cell (the paper: one).")
     n_pairs = count_parameter(default=1_000_000, description="Pairs sampled per decile (the paper: 1M); all when a decile holds fewer.")
 
     def runs(self) -> dict[str, TrainOnFiltered]:
-        return {f"{s}/{d}": self.clone(TrainOnFiltered, scorer=s, decile=str(d)) for s in _names(self.scorers) for d in parse_deciles(self.deciles)}
+        return {f"{s}/{d}": self.clone(TrainOnFiltered, scorer=s, decile=str(d)) for s in _names(self.scorers) for d in parse_deciles(self.deciles) or range(10)}
 
     def requires(self):
         self.check_sts()
@@ -290,7 +290,7 @@ class VectorBaselines(StageTask):
     stage = "baselines"
     columns = "reference,translation"  # the two columns that form a pair
     vectors = AbsolutePath(default="../shared/data/wordvec/glove50_4k.txt", description="word2vec/GloVe text vectors of both baselines.")
-    word_counts = AbsolutePath(default="../shared/data/wordvec/enwiki_vocab_min200.txt", description="`word count` file for SIF's p(w) (empty: no SIF).")
+    word_counts = OptionalPath(default="../shared/data/wordvec/enwiki_vocab_min200.txt", description=f"`word count` file for SIF's p(w) ({NONE}: no SIF).")
     reference_sentences = count_parameter(default=100_000, description="Training sentences (both sides, seeded sample) SIF's component is fitted on.")
 
     def training_data(self) -> str:
