@@ -91,9 +91,9 @@ def _why_it_ended(handler: worker_handlers.SubprocessSdkWorkerHandler, exited: s
     control stream and exited by itself (status 1, not a signal) after Beam's connection timeout
     could not reach the runner (loopback refused or dropped: a firewall, a sandbox, a gRPC proxy
     setting); any other was killed, ran out of memory or crashed."""
-    never_connected = handler.control_conn._input is None
+    never_connected = getattr(handler.control_conn, "_input", "unknown") is None  # Beam 2.77's: set when the worker's control stream opens
     if never_connected and exited.endswith("return code 1") and seconds >= WORKER_CONNECT_SECONDS:
-        return (f"Beam's worker processes could not connect to the runner at {handler.control_address} (one gave up after {seconds:.0f} s):"
+        return (f"a Beam worker process could not connect to the runner at {handler.control_address} (it gave up after {seconds:.0f} s):"
                 " connections to 127.0.0.1 are refused or dropped here (a firewall, a sandbox, loopback down, or grpc_proxy/http_proxy"
                 " without no_proxy=localhost); --paranmt-direct-num-workers 1 runs each stage in process, without worker processes")
     return (f"a Beam worker process stopped in the middle of its work ({exited}): killed, out of memory, or crashed;"
