@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 
 import apache_beam as beam
 import pyarrow as pa
@@ -33,26 +34,25 @@ from apache_beam.ml.inference.base import (
 import schemas
 from models.nmt.translate import Translator
 from pipelines.batches import shard_number
-from pipelines.io import write_part_atomically
-from pipelines.pairs import pairs_table
+from pipelines.pairs import pairs_table, write_pairs_part
 from pipelines.progress import UNWATCHED, Marks
-from pipelines.translator import TranslatorSpec, model_is_shared, read_chunks
+from pipelines.translator import CHUNK_ROWS, TranslatorSpec, model_is_shared, read_chunks
 
 STAGE = "backtranslate"
 log = logging.getLogger(__name__)
 
 
-class TranslatorHandler(ModelHandler[str, PredictionResult, Translator]):
+class TranslatorHandler(ModelHandler[object, PredictionResult, Translator]):
     """Loads the translator once per worker process, or once per machine shared by its worker
-    processes (Beam serves it from one of them), and translates bitext shards (their paths), a
-    chunk of ``chunk_rows`` rows at a time, into (chunk, hypotheses) pairs; each translated chunk
-    leaves a ``translated`` mark, so the driver counts sentences as they are translated (and
-    each load a ``loaded`` mark: the manifest says how many models a run loaded)."""
+    processes (Beam serves it from one of them), and runs ``work(element, translator)`` on each
+    element, a unit of a stage's work (a bitext shard to translate, a shard's translations to
+    score); each load leaves a ``loaded`` mark, so the manifest says how many models a run
+    loaded. One design for every stage that runs a translator: BackTranslate, ImportTranslations."""
 
-    def __init__(self, spec: TranslatorSpec, chunk_rows: int, share_across_processes: bool = False, marks: Marks = UNWATCHED):
+    def __init__(self, spec: TranslatorSpec, work: Callable[[object, Translator], object], share_across_processes: bool = False,
+                 marks: Marks = UNWATCHED):
         super().__init__()
-        self.spec, self.chunk_rows, self.share, self.marks = spec, chunk_rows, share_across_processes, marks
-        self._translated, self._started, self._last_log = 0, 0.0, 0.0
+        self.spec, self.work, self.share, self.marks = spec, work, share_across_processes, marks
 
     def load_model(self) -> Translator:
         translator = self.spec.load()
@@ -64,18 +64,39 @@ class TranslatorHandler(ModelHandler[str, PredictionResult, Translator]):
         return self.share
 
     def batch_elements_kwargs(self):
-        # An element is a shard of many sentences: one shard per inference call.
+        # An element is a unit of many sentences: one unit per inference call.
         return {"min_batch_size": 1, "max_batch_size": 1}
 
     def get_num_bytes(self, batch) -> int:
-        return sum(len(path) for path in batch)
+        return len(batch)
 
     def get_metrics_namespace(self) -> str:
-        return "BackTranslate"
+        return "Translator"
 
     def run_inference(self, batch, model, inference_args=None):
+        return [PredictionResult(element, self.work(element, model)) for element in batch]
+
+
+def with_translator(pipeline: beam.Pipeline, keyed_units: list[tuple[int, object]], spec: TranslatorSpec, work, share_model: bool,
+                    marks: Marks = UNWATCHED):
+    """(key, PredictionResult of ``work(unit, translator)``) for every (key, unit), the translator
+    loaded as ``model_is_shared`` says (one per machine on a GPU)."""
+    handler = KeyedModelHandler(TranslatorHandler(spec, work, model_is_shared(spec, share_model), marks))
+    return pipeline | "Units" >> beam.Create(keyed_units) | "Translate" >> RunInference(handler)
+
+
+class TranslateShard:
+    """A bitext shard (its path) translated, a chunk of ``chunk_rows`` rows at a time, into (chunk,
+    hypotheses) pairs; each translated chunk leaves a ``translated`` mark, so the driver counts
+    sentences as they are translated."""
+
+    def __init__(self, chunk_rows: int, marks: Marks = UNWATCHED):
+        self.chunk_rows, self.marks = chunk_rows, marks
+        self._translated, self._started, self._last_log = 0, 0.0, 0.0
+
+    def __call__(self, path: str, model: Translator) -> list[tuple[pa.RecordBatch, list]]:
         self._started = self._started or time.time()
-        return [PredictionResult(path, [self._translate(chunk, model) for chunk in read_chunks(path, self.chunk_rows)]) for path in batch]
+        return [self._translate(chunk, model) for chunk in read_chunks(path, self.chunk_rows)]
 
     def _translate(self, chunk: pa.RecordBatch, model: Translator) -> tuple[pa.RecordBatch, list]:
         hypotheses = model.translate(chunk.column("foreign").to_pylist(), chunk.column("pivot").to_pylist())
@@ -120,27 +141,13 @@ class WriteShard(beam.DoFn):
 
     def process(self, keyed):
         shard, result = keyed
-        pairs, rejects = shard_tables(result.inference, self.system)
-        if rejects.num_rows:
-            write_part_atomically(rejects, schemas.REJECTS, self.rejects_dir, shard)
-        yield shard, write_part_atomically(pairs, schemas.PAIRS, self.pairs_dir, shard)
+        yield shard, write_pairs_part(*shard_tables(result.inference, self.system), self.pairs_dir, self.rejects_dir, shard)
 
 
-def build_backtranslate(
-    pipeline: beam.Pipeline,
-    shard_files: list[str],
-    pairs_dir: str,
-    rejects_dir: str,
-    spec: TranslatorSpec,
-    chunk_rows: int = 4096,
-    share_model: bool = False,
-    marks: Marks = UNWATCHED,
-):
+def build_backtranslate(pipeline: beam.Pipeline, shard_files: list[str], pairs_dir: str, rejects_dir: str, spec: TranslatorSpec,
+                        chunk_rows: int = CHUNK_ROWS, share_model: bool = False, marks: Marks = UNWATCHED):
     """Add the back-translation transforms for ``shard_files``; returns the (shard, rows) written."""
-    handler = KeyedModelHandler(TranslatorHandler(spec, chunk_rows, model_is_shared(spec, share_model), marks))
     return (
-        pipeline
-        | "Shards" >> beam.Create([(shard_number(path), path) for path in shard_files])
-        | "Translate" >> RunInference(handler)
+        with_translator(pipeline, [(shard_number(path), path) for path in shard_files], spec, TranslateShard(chunk_rows, marks), share_model, marks)
         | "WriteShards" >> beam.ParDo(WriteShard(pairs_dir, rejects_dir, spec.model.system))
     )

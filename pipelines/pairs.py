@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+import schemas
 from corpus.text import english_tokens
 from corpus.tokenbatch import token_columns
+from pipelines.io import write_part_atomically
 
 # The bitext columns a pairs stage reads.
 BITEXT_COLUMNS = ["id", "source", "line", "domain", "czeng_score", "pivot", "foreign", "en", "en_tok"]
@@ -30,3 +32,11 @@ def pairs_table(rows: pa.Table, translations: list[str], system: list[str], scor
     for name, column in token_columns(rows.column("en_tok"), english_tokens(translations)).items():
         pairs = pairs.append_column(name, column)
     return pairs.sort_by("id")
+
+
+def write_pairs_part(pairs: pa.Table, rejects: pa.Table, pairs_dir: str, rejects_dir: str, number: int) -> int:
+    """Write a unit's rejects (if any), then its pairs part, each whole or not at all: the pairs
+    part marks the unit done (a resumed run skips it). Returns the pairs written."""
+    if rejects.num_rows:
+        write_part_atomically(rejects, schemas.REJECTS, rejects_dir, number)
+    return write_part_atomically(pairs, schemas.PAIRS, pairs_dir, number)

@@ -34,11 +34,10 @@ from corpus.inputs import TranslationFile, id_part, translation_lines
 from corpus.outputs import reading
 from corpus.readers import Reject, decode_line, without_line_end
 from pipelines.batches import shard_number
-from pipelines.io import write_part_atomically
-from pipelines.pairs import pairs_table
+from pipelines.pairs import pairs_table, write_pairs_part
 from pipelines.progress import UNWATCHED, Marks
 from pipelines.rawshards import rejects_table
-from pipelines.translator import TranslatorSpec, read_chunks
+from pipelines.translator import CHUNK_ROWS, TranslatorSpec, read_chunks
 
 STAGE = "translations"
 log = logging.getLogger(__name__)
@@ -141,32 +140,43 @@ def _chunk_pairs(rows: pa.Table, raw_lines: list[bytes], file: TranslationFile, 
     return pairs_table(rows, translated, [file.system] * len(translated), scores, n_tokens, truncated, ids), rejects
 
 
-class ImportUnits(beam.DoFn):
-    """Write a unit's pairs of translations made elsewhere (and its rejects, first)."""
+class ScoreUnit:
+    """A unit's tables (unit_tables), its translations scored by ``model`` (None: unscored)."""
 
-    def __init__(self, translations: Translations, pairs_dir: str, rejects_dir: str, chunk_rows: int, marks: Marks):
-        self.translations, self.pairs_dir, self.rejects_dir, self.chunk_rows, self.marks = translations, pairs_dir, rejects_dir, chunk_rows, marks
-        self.scorer = None
+    def __init__(self, translations: Translations, chunk_rows: int):
+        self.translations, self.chunk_rows = translations, chunk_rows
 
-    def setup(self):
-        if self.translations.scorer is not None:
-            self.scorer = self.translations.scorer.load()
-            self.marks.add("loaded", 1)
+    def __call__(self, unit: ImportUnit, model=None) -> tuple[pa.Table, pa.Table]:
+        return unit_tables(unit, self.translations, model, self.chunk_rows)
 
-    def process(self, unit: ImportUnit):
-        pairs, rejects = unit_tables(unit, self.translations, self.scorer, self.chunk_rows)
-        if rejects.num_rows:
-            write_part_atomically(rejects, schemas.REJECTS, self.rejects_dir, unit.number)
-        rows = write_part_atomically(pairs, schemas.PAIRS, self.pairs_dir, unit.number)
+
+class WriteUnit(beam.DoFn):
+    """Write a unit's rejects (if any), then its pairs part; marks its pairs and rejects read."""
+
+    def __init__(self, pairs_dir: str, rejects_dir: str, marks: Marks):
+        self.pairs_dir, self.rejects_dir, self.marks = pairs_dir, rejects_dir, marks
+
+    def process(self, keyed):
+        number, (pairs, rejects) = keyed
+        rows = write_pairs_part(pairs, rejects, self.pairs_dir, self.rejects_dir, number)
         self.marks.add("pairs", rows + rejects.num_rows)
-        yield unit.number, rows
+        yield number, rows
 
 
 def build_import(pipeline: beam.Pipeline, units: list[ImportUnit], translations: Translations, pairs_dir: str, rejects_dir: str,
-                 chunk_rows: int, marks: Marks = UNWATCHED):
-    """Add the import transforms for ``units`` (those not written yet); returns the (unit, pairs) written."""
-    return (
-        pipeline
-        | "Units" >> beam.Create(units)
-        | "Import" >> beam.ParDo(ImportUnits(translations, pairs_dir, rejects_dir, chunk_rows, marks))
-    )
+                 chunk_rows: int = CHUNK_ROWS, share_model: bool = False, marks: Marks = UNWATCHED):
+    """Add the import transforms for ``units`` (those not written yet); returns the (unit, pairs)
+    written. With a scoring model, the units go through the translator as BackTranslate's shards
+    do (pipelines.backtranslate.with_translator: one model per machine on a GPU, the cores divided
+    between the worker processes on a CPU)."""
+    keyed, score = [(unit.number, unit) for unit in units], ScoreUnit(translations, chunk_rows)
+    if translations.scorer is None:
+        tables = pipeline | "Units" >> beam.Create(keyed) | "Read" >> beam.MapTuple(lambda number, unit: (number, score(unit)))
+    else:
+        from pipelines.backtranslate import (
+            with_translator,  # RunInference imports torch: only when a model scores
+        )
+
+        tables = (with_translator(pipeline, keyed, translations.scorer, score, share_model, marks)
+                  | "Scored" >> beam.MapTuple(lambda number, result: (number, result.inference)))
+    return tables | "Write" >> beam.ParDo(WriteUnit(pairs_dir, rejects_dir, marks))

@@ -21,6 +21,10 @@ from pipelines.io import dataset_files
 from pipelines.pairs import BITEXT_COLUMNS
 from pipelines.progress import Marks, Tally
 
+# Sentences a worker translates or scores together (sorted by length inside, batched by tokens):
+# the stages' --chunk-rows.
+CHUNK_ROWS = 4096
+
 
 def pending_shards(bitext_files: list[str], pairs_dir: str) -> list[str]:
     """Bitext shard files whose pairs shard is not written yet."""

@@ -13,8 +13,10 @@ from models.nmt.devices import resolve_device
 from models.nmt.model import NmtModel
 from models.nmt.translate import ENGINES, DecodeOptions
 from pipelines import io
+from pipelines.options import direct_workers
 from pipelines.progress import marking, progress_while_running
 from pipelines.translator import (
+    CHUNK_ROWS,
     TranslatorSpec,
     model_is_shared,
     pending_shards,
@@ -27,8 +29,63 @@ from workflows.ingest import IngestBitext
 from workflows.nmt import TranslatorChoice, UsesGpu
 
 
+class RunsTranslator(UsesGpu, TranslatorChoice, StageTask):
+    """A stage that writes ``pairs`` (and ``rejects``) unit by unit from the bitext, through a
+    translator when it has one (BackTranslate: always; ImportTranslations: a scoring model): the
+    parameters of how the translator runs, declared once, and the stage's run, resumable per unit
+    (finished units in the partial output survive a restart and are not done again)."""
+
+    keeps_partial_output = True
+
+    chunk_rows = count_parameter(default=CHUNK_ROWS, description="Sentences translated or scored together (sorted by length inside), and read from a file at once.")
+    device = luigi.ChoiceParameter(default="auto", choices=["auto", "cpu", "cuda"], description="auto: the GPU when the engine can use one (CTranslate2 needs the gpu extra).")
+    compute_type = luigi.Parameter(default="auto", description="CTranslate2 compute type: auto (float16 on GPU, the stored type on CPU), int8, float32, …")
+    threads = count_parameter(default=0, minimum=0, significant=False, description="CPU threads per worker (0: cores / DirectRunner workers).")
+    share_model = luigi.BoolParameter(default=False, significant=False, description="On the CPU too: one model per machine, shared by the worker processes (on a GPU it always is).")
+
+    def translator_spec(self, model: NmtModel, options: DecodeOptions | None = None, rows: int | None = None) -> TranslatorSpec:
+        """How the workers load ``model``: on the device the engine can use, the CPU's cores
+        divided between the DirectRunner's worker processes for ``rows`` (pipelines.options.
+        direct_workers: all of them for a stage run in process) unless --threads says otherwise."""
+        device = resolve_device(self.engine, self.device)
+        return TranslatorSpec(model, self.engine, device, self.compute_type, self._threads(device, rows), options or DecodeOptions())
+
+    def _threads(self, device: str, rows: int | None) -> int:
+        if self.threads or device != "cpu" or paranmt().runner != "DirectRunner":
+            return self.threads
+        cores = os.cpu_count() or 1
+        return max(1, cores // direct_workers(paranmt().direct_num_workers, rows, self.rows_per_worker))
+
+    def pairs_dirs(self, partial_dir: Path) -> tuple[str, str]:
+        """The partial output's ``pairs`` and ``rejects`` folders, half-written parts of a killed run removed."""
+        pairs_dir, rejects_dir = str(partial_dir / "pairs"), str(partial_dir / "rejects")
+        for directory in (pairs_dir, rejects_dir):
+            io.remove_temporaries(directory)
+        return pairs_dir, rejects_dir
+
+    def run_units(self, partial_dir: Path, pending: list, build, tally, rows: int | None = None) -> int:
+        """Run ``build(pipeline, marks)`` over the ``pending`` units (none: nothing to run),
+        reporting ``tally(marks, already)``; returns the models it loaded."""
+        if not pending:
+            return 0
+        pairs_dir, rejects_dir = str(partial_dir / "pairs"), str(partial_dir / "rejects")
+        already = io.dataset_rows(pairs_dir) + io.dataset_rows(rejects_dir)
+        with marking(str(partial_dir / f"_{self.stage}-progress")) as marks, progress_while_running(tally(marks, already), self.progress, already):
+            self.run_pipeline(lambda pipeline: build(pipeline, marks), rows=rows)
+            return marks.count("loaded")
+
+    def finished_pairs(self, partial_dir: Path, total: int, what: str) -> tuple[int, dict[str, int]]:
+        """The pairs written and the rejects by reason, checked to account for ``total`` (``what``)."""
+        pairs_dir, rejects_dir = str(partial_dir / "pairs"), str(partial_dir / "rejects")
+        io.ensure_nonempty(pairs_dir, schemas.PAIRS)
+        io.ensure_nonempty(rejects_dir, schemas.REJECTS)
+        rows, rejects = io.dataset_rows(pairs_dir), io.rejects_by_reason(rejects_dir)
+        io.check_rows(self.stage, rows + sum(rejects.values()), total, what)
+        return rows, rejects
+
+
 @with_settings(DecodeOptions)
-class BackTranslate(UsesGpu, TranslatorChoice, StageTask):
+class BackTranslate(RunsTranslator):
     """Translate every bitext shard with beam search (RunInference) into the ``pairs`` dataset.
 
     Resumable per shard: finished ``pairs`` shards in the partial output survive a restart and
@@ -36,50 +93,28 @@ class BackTranslate(UsesGpu, TranslatorChoice, StageTask):
     """
 
     stage = "backtranslate"
-    keeps_partial_output = True
 
     engine = luigi.ChoiceParameter(default="ctranslate2", choices=ENGINES, description="ctranslate2 (fast, default) or fairseq (its own generator).")
-    chunk_rows = count_parameter(default=4096, description="Sentences per inference element, sorted by length inside.")
-    device = luigi.ChoiceParameter(default="auto", choices=["auto", "cpu", "cuda"], description="auto: the GPU when the engine can use one (CTranslate2 needs the gpu extra).")
-    compute_type = luigi.Parameter(default="auto", description="CTranslate2 compute type: auto (float16 on GPU, the stored type on CPU), int8, float32, …")
-    threads = count_parameter(default=0, minimum=0, significant=False, description="CPU threads per worker (0: cores / DirectRunner workers).")
-    share_model = luigi.BoolParameter(default=False, significant=False, description="On the CPU too: one model per machine, shared by the worker processes (on a GPU it always is).")
 
     def requires(self):
         return {"bitext": IngestBitext(**self.input_params()), "model": self.model_task(self.engine)}
 
-    def _threads(self, device: str) -> int:
-        if self.threads or device != "cpu" or paranmt().runner != "DirectRunner":
-            return self.threads
-        cores = os.cpu_count() or 1
-        return max(1, cores // (paranmt().direct_num_workers or cores))
-
     def build(self, partial_dir: Path) -> dict:
         from pipelines.backtranslate import build_backtranslate
 
-        pairs_dir, rejects_dir = str(partial_dir / "pairs"), str(partial_dir / "rejects")
-        for directory in (pairs_dir, rejects_dir):
-            io.remove_temporaries(directory)
+        pairs_dir, rejects_dir = self.pairs_dirs(partial_dir)
         model = NmtModel.load(self.requires()["model"].output_dir)
-        device = resolve_device(self.engine, self.device)
-        options = config_from(self, DecodeOptions)
-        spec = TranslatorSpec(model, self.engine, device, self.compute_type, self._threads(device), options)
+        spec = self.translator_spec(model, config_from(self, DecodeOptions))
         bitext_files, total = self.requires()["bitext"].committed("bitext")
         pending = pending_shards(bitext_files, pairs_dir)
         already = io.dataset_rows(pairs_dir) + io.dataset_rows(rejects_dir)
         shared = ", one model shared by the worker processes" if model_is_shared(spec, self.share_model) else ""
-        self.progress(f"{len(pending)} shard(s) to translate with {self.engine} on {device}, beam {self.beam_size}{shared}")
-        started, loaded = time.time(), 0
-        if pending:
-            with marking(str(partial_dir / "_translate-progress")) as marks, \
-                    progress_while_running(translation_tally(marks, total, already), self.progress, already):
-                self.run_pipeline(lambda p: build_backtranslate(p, pending, pairs_dir, rejects_dir, spec, self.chunk_rows, self.share_model, marks))
-                loaded = marks.count("loaded")
+        self.progress(f"{len(pending)} shard(s) to translate with {self.engine} on {spec.device}, beam {self.beam_size}{shared}")
+        started = time.time()
+        loaded = self.run_units(partial_dir, pending, lambda p, marks: build_backtranslate(p, pending, pairs_dir, rejects_dir, spec, self.chunk_rows, self.share_model, marks),
+                                lambda marks, done: translation_tally(marks, total, done))
         seconds = time.time() - started
-        io.ensure_nonempty(pairs_dir, schemas.PAIRS)
-        io.ensure_nonempty(rejects_dir, schemas.REJECTS)
-        rows, rejects = io.dataset_rows(pairs_dir), io.rejects_by_reason(rejects_dir)
-        io.check_rows(self.stage, rows + sum(rejects.values()), total, "bitext rows (pairs and rejects)")
+        rows, rejects = self.finished_pairs(partial_dir, total, "bitext rows (pairs and rejects)")
         translated = rows + sum(rejects.values()) - already
         truncated = truncated_rows(pairs_dir)
         rate = translated / seconds if seconds else 0.0
@@ -87,7 +122,7 @@ class BackTranslate(UsesGpu, TranslatorChoice, StageTask):
         return {
             "schema": {"pairs": schemas.version_of(schemas.PAIRS), "rejects": schemas.version_of(schemas.REJECTS)},
             "engine": self.engine,
-            "device": device,
+            "device": spec.device,
             "compute_type": self.compute_type,
             "model_fingerprint": model.fingerprint(self.engine),
             "model": model.name or "the project's own model",

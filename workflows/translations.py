@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 
@@ -13,34 +14,43 @@ from corpus.inputs import TranslationFile, resolve_translations
 from models.nmt.model import NmtModel
 from pipelines import io
 from pipelines.batches import shard_number
-from pipelines.progress import Tally, marking, progress_while_running
+from pipelines.progress import Tally
 from pipelines.translations import STAGE, ImportUnit, Translations, build_import, import_units
-from pipelines.translator import TranslatorSpec
-from workflows.base import StageTask
-from workflows.config import count_parameter
-from workflows.ingest import IngestBitext, checked_rejects
-from workflows.nmt import TranslatorChoice
+from workflows.backtranslate import RunsTranslator
+from workflows.ingest import LINES_PER_WORKER, IngestBitext, checked_rejects
+
+# Scored translations per DirectRunner worker process: forced decoding is one pass of the model
+# (beam search's 0.5–15 sentences/s a CPU with published models, docs/2026-11-27-published-
+# translators-cpu.md, is a dozen passes), so about 50 a second with a Marian model: 1,000 are
+# about the 20 CPU s pipelines.options.ROWS_PER_WORKER gives a worker (an estimate, not measured).
+SCORED_ROWS_PER_WORKER = 1_000
 
 TRANSLATIONS_HELP = ("Translations made elsewhere: comma-separated foreign_file::translation_file items, line i of a "
                      "translation file translating line i of the foreign file (an input's); a glob gives one file per "
                      "system. Scored by --translator when one is named, else trans_score is empty.")
 
 
-class ImportTranslations(TranslatorChoice, StageTask):
+class ImportTranslations(RunsTranslator):
     """Pair each bitext row with the translations of its foreign line made elsewhere (one pair per
-    translation file: ``system``), scored by ``--translator`` when one is named (forced decoding),
-    else with an empty ``trans_score``. Resumable per shard, as BackTranslate."""
+    translation file: ``system``), scored by ``--translator`` when one is named (forced decoding,
+    the model run as BackTranslate runs it), else with an empty ``trans_score``. Resumable per
+    unit (one bitext shard with one translation file), as BackTranslate per shard."""
 
     stage = STAGE
-    keeps_partial_output = True
+    engine = "ctranslate2"  # the engine that scores by forced decoding
+
+    @property
+    def rows_per_worker(self) -> int:
+        """Translations per DirectRunner worker process: a raw-text stage's (reading and
+        tokenizing, ingest.LINES_PER_WORKER) unscored; scored, SCORED_ROWS_PER_WORKER."""
+        return SCORED_ROWS_PER_WORKER if self.translator else LINES_PER_WORKER
 
     translations = luigi.Parameter(description=TRANSLATIONS_HELP)
-    chunk_rows = count_parameter(default=4096, description="Bitext rows scored together (and read from a translation file at once).")
 
     def requires(self):
         upstream = {"bitext": IngestBitext(**self.input_params())}
         if self.translator:
-            upstream["model"] = self.model_task("ctranslate2")
+            upstream["model"] = self.model_task(self.engine)
         return upstream
 
     @cached_property
@@ -55,30 +65,24 @@ class ImportTranslations(TranslatorChoice, StageTask):
         _ = self.translation_files  # InputError, in one line, for a misaligned or missing file
 
     def build(self, partial_dir: Path) -> dict:
-        pairs_dir, rejects_dir = str(partial_dir / "pairs"), str(partial_dir / "rejects")
-        for directory in (pairs_dir, rejects_dir):
-            io.remove_temporaries(directory)
+        pairs_dir, rejects_dir = self.pairs_dirs(partial_dir)
         bitext = self.requires()["bitext"]
         bitext_files, bitext_rows = bitext.committed("bitext")
         model = NmtModel.load(self.requires()["model"].output_dir) if self.translator else None
         translations = Translations(tuple(self.translation_files), {unit.source: unit.path for unit in bitext.units},
-                                    bitext.max_line_bytes, TranslatorSpec(model) if model else None)
+                                    bitext.max_line_bytes)
         units = import_units(bitext_files, translations)
         total = sum(unit.rows for unit in units)
+        if model:
+            translations = replace(translations, scorer=self.translator_spec(model, rows=total))
         done = {shard_number(path) for path in io.dataset_files(pairs_dir)}
         pending = [unit for unit in units if unit.number not in done]
-        already = io.dataset_rows(pairs_dir) + io.dataset_rows(rejects_dir)
         scoring = f", scored by {model.system} (forced decoding)" if model else ", not scored (no --translator)"
         self.progress(f"{len(self.translation_files)} translation file(s) over {len(bitext_files)} bitext shard(s){scoring}")
         started = time.time()
-        if pending:
-            with marking(str(partial_dir / "_import-progress")) as marks, \
-                    progress_while_running(Tally(lambda: already + marks.count("pairs"), total, "translations read", "translations"), self.progress, already):
-                self.run_pipeline(lambda p: build_import(p, pending, translations, pairs_dir, rejects_dir, self.chunk_rows, marks), rows=total)
-        io.ensure_nonempty(pairs_dir, schemas.PAIRS)
-        io.ensure_nonempty(rejects_dir, schemas.REJECTS)
-        rows, by_reason = io.dataset_rows(pairs_dir), io.rejects_by_reason(rejects_dir)
-        io.check_rows(self.stage, rows + sum(by_reason.values()), total, "translations of the bitext rows (pairs and rejects)")
+        loaded = self.run_units(partial_dir, pending, lambda p, marks: build_import(p, pending, translations, pairs_dir, rejects_dir, self.chunk_rows, self.share_model, marks),
+                                lambda marks, done: Tally(lambda: done + marks.count("pairs"), total, "translations read", "translations"), rows=total)
+        rows, by_reason = self.finished_pairs(partial_dir, total, "translations of the bitext rows (pairs and rejects)")
         per_file = self.check_each_file(units, pairs_dir, rejects_dir)
         rejects = checked_rejects(self.stage, rows, by_reason, "no usable translation", Path(rejects_dir))
         self.progress(f"{rows} pairs of {len(self.translation_files)} system(s), {rejects['total']} rejects", 100)
@@ -91,6 +95,7 @@ class ImportTranslations(TranslatorChoice, StageTask):
             "model_fingerprint": model.fingerprint("ctranslate2") if model else None,
             "rows": {"pairs": rows, "bitext": bitext_rows},
             "rejects": rejects,
+            "models_loaded_this_run": loaded,
             "seconds_this_run": round(time.time() - started, 2),
         }
 

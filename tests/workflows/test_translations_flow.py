@@ -111,13 +111,15 @@ def test_a_named_translator_scores_each_translation_by_forced_decoding(luigi_wor
     translations = [en for _, en in toy_pairs(30, seed=12)]  # another system's output
     (folder / "sys.en").write_text("".join(line + "\n" for line in translations))
     export.export_model(tiny_nmt.model, tmp_path / "model")
-    task = ImportTranslations(inputs=str(folder / "toy.cs"), translations=f"{folder}/toy.cs::{folder}/sys.en", translator=str(tmp_path / "model"))
+    task = ImportTranslations(inputs=str(folder / "toy.cs"), translations=f"{folder}/toy.cs::{folder}/sys.en", translator=str(tmp_path / "model"),
+                              share_model=True)  # the model run as BackTranslate runs it (RunsTranslator)
     assert luigi.build([task], local_scheduler=True, log_level="WARNING")
     got = pd.read_parquet(task.output_dir / "pairs").sort_values("id")
     model = NmtModel.load(task.requires()["model"].output_dir)
     expected = load_translator(model, "ctranslate2").score([cs for cs, _ in pairs], translations)
     assert np.allclose(got.trans_score, [h.score for h in expected]) and (got.trans_n_tokens == [h.n_tokens for h in expected]).all()
-    assert read_manifest(task.output_dir)["trans_score"].startswith("forced decoding by")
+    manifest = read_manifest(task.output_dir)
+    assert manifest["trans_score"].startswith("forced decoding by") and manifest["models_loaded_this_run"] == 1
 
 
 def test_pairs_written_before_the_system_column_read_with_an_empty_one():

@@ -1,0 +1,114 @@
+"""Translations benchmark: ImportTranslations on N lines of two systems' translations, gzip against plain.
+
+The text is real English: the 250k reference pairs of ../shared/tools/build_refpairs.py, numbered
+into N distinct lines as the size benchmark numbers them (``benchmarks.size.distinct_pairs``).
+One line-aligned input (``bitext.de`` foreign side, ``bitext.en`` its reference) and two systems'
+translations of it, written once into ``--data`` as plain text and as gzip. Each size runs, as the
+real ``luigi`` commands in one fresh folder: ``IngestBitext`` once, then ``ImportTranslations``
+with the plain files (the baseline) and with the gzip files, the same bitext; the table gives each
+stage's time (its manifest's), the command's wall time and the peak memory of its whole process
+tree, the gzip/plain ratio, and whether both gave the same pairs.
+
+    python -m benchmarks translations --sizes 1000000,10000000 --data /scratch/translations-data
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import itertools
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from benchmarks.common import machine, markdown_table
+from benchmarks.size import distinct_pairs, read_pairs, run_sampled, stage_seconds
+
+SYSTEMS = ("alpha", "beta")
+
+
+def generate(lines: int, data: Path) -> Path:
+    """The input and both systems' translations of ``lines`` lines (plain and gzip), written once."""
+    target = data / f"translations-{lines}"
+    done = target / ".complete"
+    if done.exists():
+        return target
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True)
+    pairs = read_pairs(data)
+    files = {name: open(target / name, "w", encoding="utf-8") for name in ("bitext.de", "bitext.en", *(f"hyp.{s}.en" for s in SYSTEMS))}  # noqa: SIM115
+    try:
+        for _, english, other, _ in itertools.islice(distinct_pairs(pairs, lines), lines):
+            files["bitext.de"].write(f"{other[::-1]}\n")  # a foreign side no system's text repeats
+            files["bitext.en"].write(f"{english}\n")
+            files["hyp.alpha.en"].write(f"{other}\n")
+            files["hyp.beta.en"].write(f"{english.lower()}\n")
+    finally:
+        for handle in files.values():
+            handle.close()
+    for system in SYSTEMS:
+        with open(target / f"hyp.{system}.en", "rb") as plain, gzip.open(target / f"gz.{system}.en.gz", "wb", compresslevel=6) as packed:
+            shutil.copyfileobj(plain, packed, 1 << 20)
+    done.write_text("")
+    return target
+
+
+def measure(lines: int, data: Path, runs: Path, every: float, workers: int) -> list[list]:
+    """The rows of one size: ingest, the plain import, the gzip import."""
+    source = generate(lines, data)
+    folder = Path(tempfile.mkdtemp(prefix=f"translations-{lines}-", dir=runs))
+    common = ["--inputs", str(source / "bitext.de"), "--source-language", "de", "--local-scheduler", "--paranmt-direct-num-workers", str(workers)]
+    commands = {
+        "ingest": ["IngestBitext", *common],
+        "plain": ["ImportTranslations", *common, "--translations", f"{source}/bitext.de::{source}/hyp.*.en"],
+        "gzip": ["ImportTranslations", *common, "--translations", f"{source}/bitext.de::{source}/gz.*.en.gz"],
+    }
+    rows, seconds = [], {}
+    env = {**os.environ}
+    for name, args in commands.items():
+        wall, peak, _, code = run_sampled(["luigi", "--module", "workflows", *args], folder, env, every)
+        stage = "ingest" if name == "ingest" else "translations"
+        seconds[name] = stage_seconds(folder / "work", stage)
+        if name != "ingest":
+            pairs = folder / "work" / stage / "latest" / "pairs"
+            shutil.copytree(pairs, folder / f"pairs-{name}", symlinks=False)
+        ratio = f"{seconds[name] / seconds['plain']:.2f}" if name == "gzip" and seconds.get("plain") else ""
+        rows.append([f"{lines:,}", name, f"{seconds[name]:.0f}" if seconds[name] is not None else f"failed ({code})", f"{wall:.0f}",
+                     f"{peak / 2**30:.2f}", ratio])
+        print(" | ".join(rows[-1]), flush=True)
+        if code:
+            break
+    rows[-1].append(same_pairs(folder / "pairs-plain", folder / "pairs-gzip") if len(rows) == 3 else "")
+    return rows
+
+
+def same_pairs(plain: Path, packed: Path) -> str:
+    """Whether the two imports' pairs are the same but for the system's name (in its column and id)."""
+    import pandas as pd
+
+    def pairs(folder: Path) -> pd.DataFrame:
+        frame = pd.read_parquet(folder)
+        frame["id"] = frame.id.str.rsplit("~", n=1).str[0] + "~" + frame.system.str.replace("gz.", "hyp.", regex=False)
+        return frame.drop(columns=["system"]).sort_values("id", ignore_index=True)
+
+    return "same pairs" if pairs(plain).equals(pairs(packed)) else "PAIRS DIFFER"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks translations", description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000000,10000000", help="Comma-separated line counts of the input (two systems each).")
+    parser.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "paranmt-translations-data", help="Where the generated files are kept between runs.")
+    parser.add_argument("--runs", type=Path, default=Path(tempfile.gettempdir()) / "paranmt-translations-runs", help="Where each run's folder is made.")
+    parser.add_argument("--every", type=float, default=0.5, help="Seconds between memory samples.")
+    parser.add_argument("--workers", type=int, default=0, help="--paranmt-direct-num-workers (0: by input size).")
+    args = parser.parse_args()
+    args.data.mkdir(parents=True, exist_ok=True)
+    args.runs.mkdir(parents=True, exist_ok=True)
+    print(f"machine: {machine()}", flush=True)
+    rows = [row for lines in (int(size) for size in args.sizes.split(",")) for row in measure(lines, args.data, args.runs, args.every, args.workers)]
+    print(markdown_table(["lines", "command", "stage s", "wall s", "peak GiB (process tree)", "gzip / plain", "pairs"], [row + [""] * (7 - len(row)) for row in rows]))
+
+
+if __name__ == "__main__":
+    main()
