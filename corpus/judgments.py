@@ -6,8 +6,8 @@ which side is which in the corpus's terms, so a score is computed as it is for c
 
 * English–English sets: ``reference`` is the first sentence, ``translation`` the second (for WMT21
   the reference and a system's output, as in the corpus);
-* Czech–English sets (ParaCrawl, WMT21): ``source`` is the Czech sentence and ``translation`` the
-  English one a translator's score is computed for.
+* sets with a foreign side (ParaCrawl, WMT21): ``source`` is the foreign sentence (in
+  ``source_language``) and ``translation`` the English one a translator's score is computed for.
 
 The sets and their files (folders laid out as ../shared/data):
 
@@ -20,11 +20,12 @@ SICK                ``<sts>/SICK/SICK_{train,trial,test}.txt``, the splits prese
 MSRP                ``msr_paraphrase_{train,test}.txt[.gz]`` (corpus.transfer)          yes/no
 PAN                 ``pan-{train,test}_s{1,2}.txt[.gz]`` and ``pan-{train,test}.labels``  yes/no
 ParaCrawl v3 …      ``paracrawl-*/sorted.en-cs``: label V (valid translation) = yes       yes/no
-WMT21 DA cs→en      ``ad-seg-scores-cs-en.csv``, the documents in WMT21_DOCUMENTS         z-score
+WMT21 DA xx→en      ``ad-seg-scores-<xx>-en.csv``, the documents in wmt21_documents()     z-score
 a user's file       sentence TAB sentence TAB number (0/1 only: yes/no)                 as given
 ==================  =================================================================  ========
 
-A set whose files are absent raises :class:`MissingJudgments` (``gather`` turns it into a one-line
+A set whose files are absent, or whose judgments cannot be tied to its lines (a WMT21 direction
+without a segment mapping), raises :class:`MissingJudgments` (``gather`` turns it into a one-line
 reason); a user's file with a wrong column count, a judgment that is not a number, an empty
 sentence or bytes that are not UTF-8 is an :class:`InputError` naming the file and the line.
 """
@@ -34,6 +35,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,13 +51,23 @@ from corpus.transfer import MissingTransferFiles, load_mrpc
 GRADED, YES_NO = "graded", "yes/no"
 # ParaCrawl's human labels (README of paracrawl-human-evaluations): only V is a valid translation.
 PARACRAWL_VALID = "V"
-# WMT21 cs→en direct assessment: the documents whose segment numbers are matched to lines of
-# newstest2021.cs-en.* without the judgments' help (docs/2026-11-27-scores-vs-judgments.md): the
-# segment numbers count the 62 documents in another order than the text files; each of these
-# five is the only document of its length in both orders. (first segment number, last, first
-# 0-based line of the text files).
-WMT21_DOCUMENTS = ((238, 248, 130), (393, 424, 748), (445, 473, 573), (495, 500, 541), (744, 768, 780))
-WMT21_SCORES = "ad-seg-scores-cs-en.csv"
+# WMT21's direct assessment of every direction into English. Its segment numbers are not line
+# numbers of newstest2021.<xx>-en.*: they count the test set's documents in another order
+# (docs/2026-12-01-real-mt-judgments.md). The documents matched to their lines without the
+# judgments' help are in wmt21_documents.tsv beside this file (scripts/wmt21_segment_mapping.py
+# writes it); a direction without such a mapping says why here.
+WMT21_DIRECTIONS = ("cs", "de", "ha", "is", "ja", "ru", "zh")
+WMT21_UNMAPPED = {
+    "ha": "no segment mapping: its 100 documents stand in 91 runs of the test-suite file and only 13 of its lines "
+          "look like headlines, so the 9 cuts between documents, and which document is which, are not known without the scores",
+    "zh": "no segment mapping: the WMT21 repository lacks zh-en's judgments by HIT (ad-zhen-good-stnd.csv) "
+          "and its XML with document ids, so its documents cannot be told apart without the scores",
+}
+WMT21_DOCUMENTS_TABLE = Path(__file__).with_name("wmt21_documents.tsv")
+# The files' places in ../shared/data/translations/wmt21 (the flat folder of ../shared/data/csen/wmt21 works too).
+WMT21_FOLDERS = ("", "humaneval/newstest2021-toen", "sources", "references", "system-outputs")
+# Systems the judgments name otherwise than their output files do.
+WMT21_SYSTEM_FILES = {"Nemo": "NVIDIA-NeMo"}
 
 
 class MissingJudgments(FileNotFoundError):
@@ -75,6 +87,7 @@ class JudgedSet:
     source: list[str] | None = None
     files: list[str] = field(default_factory=list)
     left_out: Counter = field(default_factory=Counter)  # lines not used, by reason
+    source_language: str | None = None  # ISO 639 code of ``source``
 
     def __post_init__(self) -> None:
         sizes = {len(side) for side in (self.reference, self.translation, self.source) if side is not None}
@@ -194,40 +207,67 @@ def paracrawl(folder: str | Path) -> list[JudgedSet]:
             labels.append(float(fields[label_column].strip() == PARACRAWL_VALID))
         release = path.parent.name.removeprefix("paracrawl-").split("-valid")[0].replace("-", ".")
         found.append(JudgedSet(f"ParaCrawl {release} cs–en", YES_NO, "valid translation (V) yes/no", np.array(labels),
-                               translation=english, source=czech, files=[str(path)], left_out=left_out))
+                               translation=english, source=czech, files=[str(path)], left_out=left_out, source_language="cs"))
     return found
 
 
-def wmt21_adequacy(folder: str | Path) -> list[JudgedSet]:
-    """WMT21 cs→en direct assessment of the documents in WMT21_DOCUMENTS: each judged output of
-    a system (HUMAN: the second reference) with the first reference and the Czech source; the
-    judgment is the annotator-standardised z-score of how adequately it expresses the reference."""
-    folder = Path(folder)
-    scores = folder / WMT21_SCORES
-    texts = {name: folder / f"newstest2021.cs-en.{name}" for name in ("ref.A.en", "ref.B.en", "src.cs")}
-    _require([scores, *texts.values()])
+def wmt21_documents(table: Path = WMT21_DOCUMENTS_TABLE) -> dict[str, tuple[tuple[int, int, int], ...]]:
+    """Each direction's documents matched to lines: (first segment number, last, first 0-based line)."""
+    documents: dict[str, list[tuple[int, int, int]]] = {}
+    for text in lines(table)[1:]:
+        direction, first, last, first_line = text.split("\t")[:4]
+        documents.setdefault(direction, []).append((int(first), int(last), int(first_line)))
+    return {direction: tuple(found) for direction, found in documents.items()}
+
+
+def _wmt21_file(folder: Path, name: str) -> Path:
+    """``name`` (or ``name.gz``) in the folder or the subfolder the WMT21 layout puts it in."""
+    for sub in WMT21_FOLDERS:
+        for candidate in (folder / sub / name, folder / sub / f"{name}.gz"):
+            if candidate.is_file():
+                return candidate
+    raise MissingJudgments(f"absent: {folder / name}")
+
+
+def wmt21_adequacy(folder: str | Path, direction: str = "cs", documents: tuple[tuple[int, int, int], ...] | None = None) -> list[JudgedSet]:
+    """WMT21 <direction>→en direct assessment of the documents matched to lines (``documents``,
+    default wmt21_documents()): each judged output of a system (HUMAN: the second reference) with
+    the first reference and the source; the judgment is the annotator-standardised z-score of how
+    adequately it expresses the reference. Judgments of other segments, and of HUMAN where there is
+    no second reference, are left out and counted."""
+    if documents is None:
+        if direction in WMT21_UNMAPPED:
+            raise MissingJudgments(WMT21_UNMAPPED[direction])
+        documents = wmt21_documents()[direction]
+    folder, stem = Path(folder), f"newstest2021.{direction}-en"
+    scores = _wmt21_file(folder, f"ad-seg-scores-{direction}-en.csv")
+    texts = {name: _wmt21_file(folder, f"{stem}.{name}") for name in ("ref.A.en", f"src.{direction}")}
+    with suppress(MissingJudgments):  # a direction with one reference: HUMAN's judgments are left out
+        texts["HUMAN"] = _wmt21_file(folder, f"{stem}.ref.B.en")
     read = {name: lines(path) for name, path in texts.items()}
-    line_of = {sid: first_line + sid - first for first, last, first_line in WMT21_DOCUMENTS for sid in range(first, last + 1)}
+    line_of = {sid: first_line + sid - first for first, last, first_line in documents for sid in range(first, last + 1)}
     outputs, reference, source, judgment, left_out = [], [], [], [], Counter()
     files = [str(scores), *map(str, texts.values())]
     for text in lines(scores)[1:]:
         system, sid, _raw, z, _n = text.split()
+        name = system.rsplit(".", 1)[0]
         if int(sid) not in line_of:
             left_out["segment not matched to a line"] += 1
             continue
-        name = system.rsplit(".", 1)[0]
-        hypotheses = folder / f"newstest2021.cs-en.hyp.{name}.en"
-        if name != "HUMAN" and not hypotheses.is_file():
-            raise MissingJudgments(f"absent: {hypotheses}")
-        if name != "HUMAN" and str(hypotheses) not in files:
+        if name == "HUMAN" and name not in read:
+            left_out["HUMAN: no second reference"] += 1
+            continue
+        if name not in read:
+            hypotheses = _wmt21_file(folder, f"{stem}.hyp.{WMT21_SYSTEM_FILES.get(name, name)}.en")
             files.append(str(hypotheses))
             read[name] = lines(hypotheses)
         line = line_of[int(sid)]
-        outputs.append(read["ref.B.en" if name == "HUMAN" else name][line])
+        outputs.append(read[name][line])
         reference.append(read["ref.A.en"][line])
-        source.append(read["src.cs"][line])
+        source.append(read[f"src.{direction}"][line])
         judgment.append(float(z))
-    return [JudgedSet("WMT21 DA cs→en", GRADED, "adequacy z-score", np.array(judgment), reference, outputs, source, files, left_out)]
+    return [JudgedSet(f"WMT21 DA {direction}→en", GRADED, "adequacy z-score", np.array(judgment), reference, outputs, source, files, left_out,
+                      source_language=direction)]
 
 
 def judgment_file(path: str | Path) -> list[JudgedSet]:

@@ -6,10 +6,18 @@ import gzip
 import numpy as np
 import pytest
 from conftest import require_shared
+from wmt21_fixtures import wmt21_layout
 
 from corpus import judgments
 from corpus.errors import InputError
-from corpus.judgments import GRADED, WMT21_DOCUMENTS, YES_NO
+from corpus.judgments import (
+    GRADED,
+    WMT21_DIRECTIONS,
+    WMT21_UNMAPPED,
+    YES_NO,
+    MissingJudgments,
+    wmt21_documents,
+)
 
 
 def test_a_users_file_is_graded_or_yes_no_by_its_numbers(tmp_path):
@@ -76,14 +84,43 @@ def test_wmt21_pairs_each_matched_segment_with_its_line_and_leaves_out_the_other
     lines = [f"line {n}" for n in range(1000)]
     for name in ("ref.A.en", "ref.B.en", "src.cs", "hyp.Online-A.en"):
         (tmp_path / f"newstest2021.cs-en.{name}").write_text("".join(f"{name} {line}\n" for line in lines))
-    first_sid, _, first_line = WMT21_DOCUMENTS[0]
+    first_sid, _, first_line = wmt21_documents()["cs"][0]
     (tmp_path / "ad-seg-scores-cs-en.csv").write_text(
         f"SYS SID RAW.SCR Z.SCR N \nOnline-A.5 {first_sid + 2} 90 0.5 1 \nHUMAN.0 {first_sid} 70 -0.25 1 \nOnline-A.5 1 10 -2 1 \n")
     (found,) = judgments.wmt21_adequacy(tmp_path)
     assert found.judgment.tolist() == [0.5, -0.25] and found.left_out == {"segment not matched to a line": 1}
     assert found.translation == [f"hyp.Online-A.en line {first_line + 2}", f"ref.B.en line {first_line}"]
     assert found.reference == [f"ref.A.en line {first_line + 2}", f"ref.A.en line {first_line}"]
-    assert found.source[0] == f"src.cs line {first_line + 2}" and found.english_pairs
+    assert found.source[0] == f"src.cs line {first_line + 2}" and found.english_pairs and found.source_language == "cs"
+
+
+def test_wmt21_reads_the_gzipped_layout_renames_nemo_and_leaves_out_human_without_a_second_reference(tmp_path):
+    scores = wmt21_layout(tmp_path, "de", ["NVIDIA-NeMo", "Online-A"])
+    scores.write_text("SYS SID RAW.SCR Z.SCR N \nNemo.7 12 90 0.5 1 \nOnline-A.12 3 40 -1.5 2 \nHUMAN.0 12 99 1 1 \nOnline-A.12 30 10 -2 1 \n")
+    (found,) = judgments.wmt21_adequacy(tmp_path, "de", documents=((1, 20, 100),))
+    assert found.name == "WMT21 DA de→en" and found.source_language == "de" and found.judgment.tolist() == [0.5, -1.5]
+    assert found.translation == ["hyp.NVIDIA-NeMo.en 111", "hyp.Online-A.en 102"] and found.reference == ["ref.A.en 111", "ref.A.en 102"]
+    assert found.source == ["src.de 111", "src.de 102"]
+    assert found.left_out == {"HUMAN: no second reference": 1, "segment not matched to a line": 1}
+
+
+def test_wmt21_a_direction_without_a_mapping_or_without_its_files_is_skipped_with_its_reason(tmp_path):
+    sets, skipped = judgments.gather({"wmt21-zh": lambda: judgments.wmt21_adequacy(tmp_path, "zh"),
+                                      "wmt21-is": lambda: judgments.wmt21_adequacy(tmp_path / "nowhere", "is")})
+    assert sets == [] and skipped == {"wmt21-zh": WMT21_UNMAPPED["zh"], "wmt21-is": f"absent: {tmp_path / 'nowhere' / 'ad-seg-scores-is-en.csv'}"}
+    wmt21_layout(tmp_path, "is", ["Online-A"]).write_text("SYS SID RAW.SCR Z.SCR N \nOnline-Y.3 1 50 0 1 \n")
+    with pytest.raises(MissingJudgments, match="newstest2021.is-en.hyp.Online-Y.en"):
+        judgments.wmt21_adequacy(tmp_path, "is", documents=((1, 5, 0),))
+
+
+def test_wmt21_every_direction_is_mapped_or_says_why_and_no_two_documents_share_a_segment_or_a_line():
+    documents = wmt21_documents()
+    assert set(documents) | set(WMT21_UNMAPPED) == set(WMT21_DIRECTIONS) and not set(documents) & set(WMT21_UNMAPPED)
+    for direction, found in documents.items():
+        segments = [sid for first, last, _ in found for sid in range(first, last + 1)]
+        lines_used = [line + sid - first for first, last, line in found for sid in range(first, last + 1)]
+        assert len(segments) == len(set(segments)) and len(lines_used) == len(set(lines_used)), direction
+        assert min(segments) >= 1 and min(lines_used) >= 0, direction
 
 
 @pytest.mark.slow
@@ -102,3 +139,20 @@ def test_the_real_judged_sets_are_read_whole():
     wmt = next(s for s in sets if s.name.startswith("WMT21"))
     assert len(wmt) + sum(wmt.left_out.values()) == 8155 and len(wmt) == 891
     assert np.isfinite(wmt.judgment).all()
+
+
+@pytest.mark.slow
+def test_every_wmt21_direction_into_english_is_read_with_its_counts():
+    """../shared/data/translations/wmt21: (judgments kept, judgments in the file) per direction; is,
+    ja and ru keep every judgment, cs and de those of their uniquely long documents."""
+    wmt21 = require_shared("translations", "wmt21")
+    expected = {"cs": (891, 8155), "de": (4238, 19385), "is": (8903, 8903), "ja": (14482, 14482), "ru": (9832, 9832)}
+    for direction in WMT21_DIRECTIONS:
+        if direction in WMT21_UNMAPPED:
+            with pytest.raises(MissingJudgments, match="no segment mapping"):
+                judgments.wmt21_adequacy(wmt21, direction)
+            continue
+        (found,) = judgments.wmt21_adequacy(wmt21, direction)
+        assert (len(found), len(found) + sum(found.left_out.values())) == expected[direction], direction
+        assert np.isfinite(found.judgment).all() and all(found.translation) and all(found.reference) and all(found.source)
+    assert sorted(expected) == sorted(set(WMT21_DIRECTIONS) - set(WMT21_UNMAPPED))
