@@ -17,6 +17,7 @@ set whose files are absent is skipped with its reason on the page.
 from __future__ import annotations
 
 import tempfile
+from functools import partial
 from pathlib import Path
 
 import luigi
@@ -25,6 +26,7 @@ from luigi.util import inherits
 from corpus import judgments as judged_sets
 from corpus.agreement import Bootstrap
 from corpus.errors import InputError
+from corpus.inputs import source_languages
 from workflows.base import StageTask
 from workflows.config import AbsolutePath, config_from, with_settings
 from workflows.corpus import ScorePairs, TrainOnFiltered
@@ -40,16 +42,23 @@ JUDGED_SETS = ("sts", "stsb", "sick", "msrp", "pan", "paracrawl", "wmt21")
 class judgments(luigi.Config):  # noqa: N801 - the luigi.cfg section name
     pan_dir = AbsolutePath(default=str(SHARED / "en-paraphrase" / "pan-mt-metrics"), description="PAN folder: pan-{train,test}_s{1,2}.txt[.gz], pan-{train,test}.labels.")
     paracrawl_dir = AbsolutePath(default=str(SHARED / "csen-more" / "paracrawl-human-evaluations"), description="ParaCrawl's human-labelled samples: <release>/sorted.en-cs.")
-    wmt21_dir = AbsolutePath(default=str(WMT21), description="WMT21 cs→en: ad-seg-scores-cs-en.csv and newstest2021.cs-en.{src.cs,ref.A.en,ref.B.en,hyp.<system>.en}.")
+    wmt21_dir = AbsolutePath(default=str(SHARED / "translations" / "wmt21"), description="WMT21 into English: ad-seg-scores-<xx>-en.csv and newstest2021.<xx>-en.{src.<xx>,ref.A.en,ref.B.en,hyp.<system>.en}[.gz], in the folder or its humaneval/newstest2021-toen, sources, references, system-outputs.")
+
+
+# A --judged-sets name that stands for several sets: wmt21 is every direction into English.
+SET_GROUPS = {"wmt21": tuple(f"wmt21-{direction}" for direction in judged_sets.WMT21_DIRECTIONS)}
 
 
 def set_loaders() -> dict:
-    """Each judged set by its --judged-sets name (JUDGED_SETS): its loader and the folder it reads."""
+    """Each judged set by its --judged-sets name (JUDGED_SETS; wmt21-<xx> for one WMT21 direction):
+    its loader and the folder it reads."""
     config, root = judgments(), sts_root()
+    wmt21 = {f"wmt21-{direction}": (partial(judged_sets.wmt21_adequacy, direction=direction), Path(config.wmt21_dir))
+             for direction in judged_sets.WMT21_DIRECTIONS}
     return {
         "sts": (judged_sets.sts_years, root), "stsb": (judged_sets.stsb, root), "sick": (judged_sets.sick, root),
         "msrp": (judged_sets.msrp, Path(transfer().mrpc_dir)), "pan": (judged_sets.pan, Path(config.pan_dir)),
-        "paracrawl": (judged_sets.paracrawl, Path(config.paracrawl_dir)), "wmt21": (judged_sets.wmt21_adequacy, Path(config.wmt21_dir)),
+        "paracrawl": (judged_sets.paracrawl, Path(config.paracrawl_dir)), **wmt21,
     }
 
 
@@ -75,10 +84,11 @@ class ScoresAgainstJudgments(OnTrainData, Experiment):
 
     def chosen_sets(self) -> dict:
         loaders = set_loaders()
-        unknown = sorted(set(_names(self.judged_sets)) - set(loaders))
+        names = [member for name in _names(self.judged_sets) for member in SET_GROUPS.get(name, (name,))]
+        unknown = sorted(set(names) - set(loaders))
         if unknown:
-            raise InputError(f"--judged-sets: unknown set(s) {unknown}; choose from {sorted(loaders)}")
-        return {name: loaders[name] for name in _names(self.judged_sets)}
+            raise InputError(f"--judged-sets: unknown set(s) {unknown}; choose from {sorted({*loaders, *SET_GROUPS})}")
+        return {name: loaders[name] for name in names}
 
     def encoder_tasks(self) -> dict[str, TrainEncoder]:
         return {} if self.without_encoders else {m: self.encoder(model=m) for m in _model_names(self.models)}
@@ -91,7 +101,7 @@ class ScoresAgainstJudgments(OnTrainData, Experiment):
 
     def translator_task(self) -> StageTask | None:
         """The model that gives the translation score: only a --translator the user names."""
-        needs = any(name in ("paracrawl", "wmt21") for name in self.chosen_sets())
+        needs = any(name == "paracrawl" or name.startswith("wmt21-") for name in self.chosen_sets())
         return self.clone(ScorePairs).model_task("ctranslate2") if self.translator and needs else None
 
     def requires(self):
@@ -105,7 +115,7 @@ class ScoresAgainstJudgments(OnTrainData, Experiment):
         return [str(Path(path).resolve()) for path in _names(self.encoders)]
 
     def input_files(self) -> list[str]:
-        folders = [folder for _, folder in self.chosen_sets().values() if folder != sts_root()]
+        folders = list(dict.fromkeys(folder for _, folder in self.chosen_sets().values() if folder != sts_root()))
         files = sts_files() if any(folder == sts_root() for _, folder in self.chosen_sets().values()) else []
         files += [str(p) for folder in folders if folder.is_dir() for p in sorted(folder.rglob("*")) if p.is_file()]
         files += [path for path in (self.pp_vectors, self.judged_file) if path]
@@ -180,15 +190,18 @@ class ScoresAgainstJudgments(OnTrainData, Experiment):
             translator = load_translator(NmtModel.load(self.requires()["translator"].output_dir), "ctranslate2")
         elif any(s.source is not None for s in found):
             unavailable["trans_score"] = "no translator named (--translator)"
+        translated = set(source_languages(self.source_language))
         results = {}
         with tempfile.TemporaryDirectory() as scratch:
             pp_model, pp_described = self.pp_model(Path(scratch))
             for judged in found:
                 self.progress(f"scoring {judged.name} ({len(judged)} pairs)")
                 values = corpus_scores(judged, pp_model, language)
+                if judged.source_language != "cs":
+                    values.pop("source_p_cs", None)  # P(Czech) says nothing of another language's side
                 if judged.english_pairs:
                     values.update({name: cosine_scores(judged, function) for name, function in embed.items()})
-                if judged.source is not None and translator:
+                if judged.source is not None and translator and judged.source_language in translated:
                     values["trans_score"] = translation_scores(judged, translator)
                 hashes = judged.hashes()
                 results[judged.name] = {

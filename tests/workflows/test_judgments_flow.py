@@ -14,7 +14,9 @@ from test_bad_input_cli import assert_one_line_error, run_luigi
 from test_corpus_flow import WORDS, vectors  # noqa: F401 - vectors is a fixture
 from test_encoders_flow import fill_sts, sts_dir, write_pairs_tsv  # noqa: F401 - sts_dir is a fixture
 from test_experiments import TINY, assert_png, build, manifests, provenance_of, report_of
+from wmt21_fixtures import wmt21_layout
 
+from corpus.judgments import WMT21_UNMAPPED, wmt21_documents
 from workflows.judgments import ScoresAgainstJudgments
 
 
@@ -95,3 +97,42 @@ def test_a_bad_judged_file_stops_the_command_in_one_line(tmp_path, vectors):  # 
     result = run_luigi(tmp_path / "work", "ScoresAgainstJudgments", "--judged-file", str(bad), "--judged-sets", "pan",
                        "--without-encoders", "--pp-vectors", vectors, "--sentence-transformer", "")
     assert_one_line_error(result, f"{bad}:2: the judgment 'similar' is not a number")
+
+
+@pytest.fixture
+def wmt21_folder(tmp_path):
+    """[judgments] wmt21_dir: cs→en and de→en in the translations layout, six judgments in the first
+    matched document of each (the other directions' files absent), for one test."""
+    root = tmp_path / "wmt21"
+    for direction, system in (("cs", "Online-A"), ("de", "NVIDIA-NeMo")):
+        first = wmt21_documents()[direction][0][0]
+        named = "Nemo" if system == "NVIDIA-NeMo" else system
+        rows = "".join(f"{named}.1 {first + k} 50 {z} 1 \n" for k, z in enumerate((-1.5, -0.5, 0.0, 0.25, 0.5, 1.0)))
+        wmt21_layout(root, direction, [system], references=("A", "B")).write_text(f"SYS SID RAW.SCR Z.SCR N \n{rows}HUMAN.0 {first} 90 0.75 1 \n")
+    config = luigi.configuration.get_config()
+    config.set("judgments", "wmt21_dir", str(root))
+    yield root
+    config.remove_option("judgments", "wmt21_dir")
+
+
+def test_wmt21_is_a_row_per_direction_and_a_reason_per_direction_left_out(luigi_workdir, wmt21_folder, vectors, tmp_path):  # noqa: F811
+    task = ScoresAgainstJudgments(judged_sets="wmt21", without_encoders=True, pp_vectors=vectors, sentence_transformer=str(tmp_path / "no-model"), resamples=20)
+    assert list(task.chosen_sets()) == [f"wmt21-{d}" for d in ("cs", "de", "ha", "is", "ja", "ru", "zh")]
+    build(task)
+    data = report_of(task)["data"]
+    assert list(data["sets"]) == ["WMT21 DA cs→en", "WMT21 DA de→en"]
+    assert data["skipped"]["wmt21-zh"] == WMT21_UNMAPPED["zh"] and data["skipped"]["wmt21-is"].startswith(f"absent: {wmt21_folder}")
+    czech, german = data["sets"]["WMT21 DA cs→en"], data["sets"]["WMT21 DA de→en"]
+    assert czech["pairs"] == german["pairs"] == 7 and "source_p_cs" in czech["scores"] and "source_p_cs" not in german["scores"]
+    assert german["scores"]["unigram_f1"]["pairs"] == 7 and german["files"][0] == str(wmt21_folder / "humaneval" / "newstest2021-toen" / "ad-seg-scores-de-en.csv")
+    one = ScoresAgainstJudgments(judged_sets="wmt21-de,sick", without_encoders=True, pp_vectors=vectors)
+    assert list(one.chosen_sets()) == ["wmt21-de", "sick"]
+
+
+def test_an_unknown_judged_set_names_the_sets_there_are(tmp_path, vectors):  # noqa: F811
+    result = run_luigi(tmp_path / "work", "ScoresAgainstJudgments", "--judged-sets", "wmt21-xx", "--without-encoders", "--pp-vectors", vectors,
+                       "--sentence-transformer", str(tmp_path / "no-model"))
+    output = result.stdout + result.stderr
+    assert result.returncode != 0 and "Traceback" not in output, output  # refused while Luigi asks for its requirements
+    assert "--judged-sets: unknown set(s) ['wmt21-xx']; choose from ['msrp', 'pan', 'paracrawl', 'sick', 'sts', 'stsb', 'wmt21', 'wmt21-cs', " \
+           "'wmt21-de', 'wmt21-ha', 'wmt21-is', 'wmt21-ja', 'wmt21-ru', 'wmt21-zh']" in output
