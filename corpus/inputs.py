@@ -555,9 +555,34 @@ def translation_lines(file: TranslationFile, first: int) -> Iterator[bytes]:
     plain file entered at the run holding ``first``, a gzip file decompressed from its start once,
     the bytes before that run skipped without being cut into lines."""
     run = (first - 1) // TRANSLATION_RUN_LINES
-    start = file.index.starts[min(run, len(file.index.starts) - 1)]
+    start = file.index.starts[run]
     lines = _gzip_lines_from(file.path, start) if file.index.compressed else read_line_range(file.path, start, None)
     return itertools.islice(lines, first - 1 - run * TRANSLATION_RUN_LINES, None)
+
+
+class TranslationReader:
+    """A translation file's lines, asked for in ascending runs of line numbers, read forward: it
+    is opened again (translation_lines) only for a line before the one it is at, or, plain, one
+    past the next run (entered there rather than read through). So the bitext shards of one gzip
+    file, taken in line order, decompress it once in all."""
+
+    def __init__(self, file: TranslationFile):
+        self.file = file
+        self._lines: Iterator[bytes] | None = None
+        self._at = 0  # the number of the line self._lines yields next
+
+    def take(self, numbers: list[int]) -> list[bytes]:
+        """Lines ``numbers`` (ascending, 1-based), each without its LF."""
+        taken = []
+        for number in numbers:
+            behind, far = number < self._at, not self.file.index.compressed and number - self._at > TRANSLATION_RUN_LINES
+            if self._lines is None or behind or far:
+                self._lines, self._at = translation_lines(self.file, number), number
+            for _ in range(number - self._at):
+                next(self._lines)
+            taken.append(next(self._lines))
+            self._at = number + 1
+        return taken
 
 
 def _gzip_lines_from(path: str, start: int) -> Iterator[bytes]:

@@ -3,12 +3,14 @@
 A translation file (``corpus.inputs.TranslationFile``) holds one line per line of an input's
 foreign file: line i translates that file's line i. Each bitext row becomes one pair per
 translation file of its foreign file (``system``), its id the bitext id and the system joined by
-``~`` (``corpus.inputs.id_part``). The unit of work is one bitext shard's rows of one source with
-one translation file (``ImportUnit``): its worker reads the file once, in line order, from the
-run holding the shard's first line (a gzip file decompressed from its start, the bytes before
-that run skipped uncut), and writes the unit's pairs and rejects under temporary names, then
-renamed: a unit is written whole or not at all, and a resumed run writes only the missing ones.
-Memory is one shard and one system's pairs, whatever the number of systems or lines.
+``~`` (``corpus.inputs.id_part``). A unit is one bitext shard's rows of one source with one
+translation file (``ImportUnit``), read in line order: a plain file is entered at the run holding
+the shard's first line, so each of its units is an element of its own, for any worker; a gzip
+file cannot be entered in the middle, so all its units are one element, read by one worker that
+decompresses the file once (``corpus.inputs.TranslationReader``). Each unit's pairs and rejects
+are written under temporary names, then renamed, as soon as they are made: a unit is written
+whole or not at all, a resumed run writes only the missing ones, and a worker holds one shard and
+one system's pairs, whatever the number of systems or lines.
 
 A translation line that is empty, too long, not UTF-8 or holds a control character is a reject
 with its reason, file and line, never a shifted or altered pair; its line end (LF, or CRLF) is
@@ -21,7 +23,6 @@ and a pair it cannot score (the foreign side or the translation without a piece)
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import apache_beam as beam
@@ -30,7 +31,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 import schemas
-from corpus.inputs import TranslationFile, id_part, translation_lines
+from corpus.inputs import TranslationFile, TranslationReader, id_part
 from corpus.outputs import reading
 from corpus.readers import Reject, decode_line, without_line_end
 from pipelines.batches import shard_number
@@ -82,28 +83,16 @@ def import_units(bitext_files: list[str], translations: Translations) -> list[Im
     return units
 
 
-def _wanted_lines(lines: Iterator[bytes], first: int, wanted: list[int]) -> Iterator[bytes]:
-    """The lines numbered ``wanted`` (ascending) of ``lines``, which starts at line ``first``."""
-    at = first
-    for number in wanted:
-        for _ in range(number - at):
-            next(lines)
-        at = number + 1
-        yield next(lines)
-
-
-def unit_tables(unit: ImportUnit, translations: Translations, scorer, chunk_rows: int) -> tuple[pa.Table, pa.Table]:
+def unit_tables(unit: ImportUnit, translations: Translations, scorer, chunk_rows: int, reader: TranslationReader) -> tuple[pa.Table, pa.Table]:
     """A unit's ``pairs`` rows (sorted by id) and the rejects of its translation lines that make
-    no pair; scored ``chunk_rows`` at a time when there is a ``scorer``."""
-    file = unit.file
+    no pair, its lines taken from ``reader`` (its file's); scored ``chunk_rows`` at a time when
+    there is a ``scorer``."""
     shard = pa.Table.from_batches(list(read_chunks(unit.shard, chunk_rows)))
     rows = shard.filter(pc.equal(shard.column("source"), unit.source)).sort_by("line")
-    numbers = rows.column("line").to_pylist()
-    raw_lines = _wanted_lines(translation_lines(file, numbers[0]), numbers[0], numbers) if numbers else iter(())
     tables, rejects = [], []
     for start in range(0, rows.num_rows, chunk_rows):
         chunk = rows.slice(start, chunk_rows)
-        pairs, dropped = _chunk_pairs(chunk, [next(raw_lines) for _ in range(chunk.num_rows)], file, translations.max_line_bytes, scorer)
+        pairs, dropped = _chunk_pairs(chunk, reader.take(chunk.column("line").to_pylist()), unit.file, translations.max_line_bytes, scorer)
         tables.append(pairs)
         rejects += dropped
     pairs = pa.concat_tables(tables).sort_by("id") if tables else schemas.PAIRS.empty_table()
@@ -140,43 +129,52 @@ def _chunk_pairs(rows: pa.Table, raw_lines: list[bytes], file: TranslationFile, 
     return pairs_table(rows, translated, [file.system] * len(translated), scores, n_tokens, truncated, ids), rejects
 
 
-class ScoreUnit:
-    """A unit's tables (unit_tables), its translations scored by ``model`` (None: unscored)."""
+def work_elements(units: list[ImportUnit]) -> list[tuple[int, tuple[ImportUnit, ...]]]:
+    """The elements of the stage's work: each unit of a plain translation file alone (any worker
+    enters the file at its run); all units of a gzip file together, by (source, first line), so
+    that one worker decompresses it once (a gzip file cannot be entered in the middle)."""
+    alone = [(unit.number, (unit,)) for unit in units if not unit.file.index.compressed]
+    by_file: dict[str, list[ImportUnit]] = {}
+    for unit in units:
+        if unit.file.index.compressed:
+            by_file.setdefault(unit.file.path, []).append(unit)
+    together = [(group[0].number, tuple(sorted(group, key=lambda unit: (unit.source, shard_number(unit.shard))))) for group in by_file.values()]
+    return sorted(alone + together)
 
-    def __init__(self, translations: Translations, chunk_rows: int):
-        self.translations, self.chunk_rows = translations, chunk_rows
 
-    def __call__(self, unit: ImportUnit, model=None) -> tuple[pa.Table, pa.Table]:
-        return unit_tables(unit, self.translations, model, self.chunk_rows)
+class ImportWork:
+    """An element's units (work_elements) read, scored by ``model`` (None: unscored) and written,
+    each whole (its rejects first, then its pairs part: the part marks the unit done; a resumed
+    run skips it) as soon as it is made, so a worker holds one unit's pairs at a time; marks each
+    unit's pairs and rejects. Returns (unit, pairs written) of each."""
 
+    def __init__(self, translations: Translations, chunk_rows: int, pairs_dir: str, rejects_dir: str, marks: Marks):
+        self.translations, self.chunk_rows, self.pairs_dir, self.rejects_dir, self.marks = translations, chunk_rows, pairs_dir, rejects_dir, marks
 
-class WriteUnit(beam.DoFn):
-    """Write a unit's rejects (if any), then its pairs part; marks its pairs and rejects read."""
-
-    def __init__(self, pairs_dir: str, rejects_dir: str, marks: Marks):
-        self.pairs_dir, self.rejects_dir, self.marks = pairs_dir, rejects_dir, marks
-
-    def process(self, keyed):
-        number, (pairs, rejects) = keyed
-        rows = write_pairs_part(pairs, rejects, self.pairs_dir, self.rejects_dir, number)
-        self.marks.add("pairs", rows + rejects.num_rows)
-        yield number, rows
+    def __call__(self, units: tuple[ImportUnit, ...], model=None) -> list[tuple[int, int]]:
+        readers: dict[str, TranslationReader] = {}
+        written = []
+        for unit in units:
+            reader = readers.setdefault(f"{unit.file.path}\n{unit.source}", TranslationReader(unit.file))
+            pairs, rejects = unit_tables(unit, self.translations, model, self.chunk_rows, reader)
+            rows = write_pairs_part(pairs, rejects, self.pairs_dir, self.rejects_dir, unit.number)
+            self.marks.add("pairs", rows + rejects.num_rows)
+            written.append((unit.number, rows))
+        return written
 
 
 def build_import(pipeline: beam.Pipeline, units: list[ImportUnit], translations: Translations, pairs_dir: str, rejects_dir: str,
                  chunk_rows: int = CHUNK_ROWS, share_model: bool = False, marks: Marks = UNWATCHED):
     """Add the import transforms for ``units`` (those not written yet); returns the (unit, pairs)
-    written. With a scoring model, the units go through the translator as BackTranslate's shards
-    do (pipelines.backtranslate.with_translator: one model per machine on a GPU, the cores divided
-    between the worker processes on a CPU)."""
-    keyed, score = [(unit.number, unit) for unit in units], ScoreUnit(translations, chunk_rows)
+    written. With a scoring model, the elements go through the translator as BackTranslate's
+    shards do (pipelines.backtranslate.with_translator: one model per machine on a GPU, the cores
+    divided between the worker processes on a CPU)."""
+    elements, work = work_elements(units), ImportWork(translations, chunk_rows, pairs_dir, rejects_dir, marks)
     if translations.scorer is None:
-        tables = pipeline | "Units" >> beam.Create(keyed) | "Read" >> beam.MapTuple(lambda number, unit: (number, score(unit)))
-    else:
-        from pipelines.backtranslate import (
-            with_translator,  # RunInference imports torch: only when a model scores
-        )
+        return pipeline | "Units" >> beam.Create(elements) | "Import" >> beam.FlatMapTuple(lambda _, group: work(group))
+    from pipelines.backtranslate import (
+        with_translator,  # RunInference imports torch: only when a model scores
+    )
 
-        tables = (with_translator(pipeline, keyed, translations.scorer, score, share_model, marks)
-                  | "Scored" >> beam.MapTuple(lambda number, result: (number, result.inference)))
-    return tables | "Write" >> beam.ParDo(WriteUnit(pairs_dir, rejects_dir, marks))
+    return (with_translator(pipeline, elements, translations.scorer, work, share_model, marks)
+            | "Written" >> beam.FlatMapTuple(lambda _, result: result.inference))

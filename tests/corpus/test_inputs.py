@@ -406,3 +406,20 @@ def test_random_spellings_of_a_pair_through_read_unit_give_each_line_once(folder
         units = resolve_inputs(",".join(spellings))
     items = [item for unit in units for item in read_unit(BITEXT_FORMAT, unit, 10_000)]
     assert [item.line for item in items] == list(range(1, 31)) and all(isinstance(item, BitextRecord) for item in items)
+
+
+def test_a_translation_reader_gives_each_asked_line_of_plain_and_gzip_files_forward_back_and_far(tmp_path):
+    from corpus.inputs import TRANSLATION_RUN_LINES, LineIndex, TranslationFile, TranslationReader, index_lines
+
+    lines = 3 * TRANSLATION_RUN_LINES + 17
+    text = "".join(f"translation {n}\r\n" if n % 3 else f"translation {n}\n" for n in range(1, lines + 1)).encode()
+    (tmp_path / "plain.en").write_bytes(text)
+    (tmp_path / "packed.en.gz").write_bytes(gzip.compress(text))
+    asked = [[1, 2, 5], [9_999, 10_000, 10_001], [25_000], [3, 4], [lines - 1, lines]]  # on, across a run, far, back, the end
+    for name in ("plain.en", "packed.en.gz"):
+        index = index_lines(str(tmp_path / name), TRANSLATION_RUN_LINES)
+        assert isinstance(index, LineIndex) and index.lines == lines and index.compressed == name.endswith(".gz") and not index.damage
+        reader = TranslationReader(TranslationFile(str(tmp_path / name), "foreign", "system", name, index))
+        for numbers in asked:
+            got = [raw.removesuffix(b"\r") for raw in reader.take(numbers)]
+            assert got == [f"translation {n}".encode() for n in numbers], (name, numbers)
