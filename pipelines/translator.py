@@ -6,7 +6,7 @@ not (``pipelines.backtranslate`` is imported by the stage that runs it).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -64,6 +64,27 @@ def translation_tally(marks: Marks, total: int, already: int) -> Tally:
     """Sentences translated out of ``total``: ``already`` (finished by an earlier, interrupted
     run) and the chunks marked since."""
     return Tally(lambda: already + marks.count("translated"), total, "sentences translated", "sentences")
+
+
+def translation_sample(pairs_dir: str, label_of: Callable[[str], str], per_label: int) -> dict[str, tuple[list[str], list[str]]]:
+    """About ``per_label`` (source, translation) pairs of each translator of a pairs dataset
+    (``label_of(part)``: the translator that wrote a part), spread over its parts (each gives its
+    first rows, a fair share of its translator's), in memory."""
+    files = dataset_files(pairs_dir)
+    parts_of: dict[str, int] = {}
+    for path in files:
+        parts_of[label_of(path)] = parts_of.get(label_of(path), 0) + 1
+    sample: dict[str, tuple[list[str], list[str]]] = {}
+    for path in files:
+        label = label_of(path)
+        with reading(path), FileSystems.open(path) as handle:
+            batch = next(streamed_parquet(handle).iter_batches(batch_size=max(100, -(-per_label // parts_of[label])), columns=["foreign", "translation"]), None)
+        sources, translations = sample.setdefault(label, ([], []))
+        if batch is not None:
+            room = per_label - len(sources)
+            sources += batch.column("foreign").to_pylist()[:room]
+            translations += batch.column("translation").to_pylist()[:room]
+    return sample
 
 
 def truncated_rows(pairs_dir: str) -> int:

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import luigi
 
 import schemas
+from corpus import translation_check
+from corpus.errors import InputError
 from models.nmt.devices import resolve_device
 from models.nmt.model import NmtModel
 from models.nmt.translate import ENGINES, DecodeOptions
@@ -20,6 +23,7 @@ from pipelines.translator import (
     TranslatorSpec,
     model_is_shared,
     pending_shards,
+    translation_sample,
     translation_tally,
     truncated_rows,
 )
@@ -42,6 +46,7 @@ class RunsTranslator(UsesGpu, TranslatorChoice, StageTask):
     compute_type = luigi.Parameter(default="auto", description="CTranslate2 compute type: auto (float16 on GPU, the stored type on CPU), int8, float32, …")
     threads = count_parameter(default=0, minimum=0, significant=False, description="CPU threads per worker (0: cores / DirectRunner workers).")
     share_model = luigi.BoolParameter(default=False, significant=False, description="On the CPU too: one model per machine, shared by the worker processes (on a GPU it always is).")
+    accept_translations = luigi.Parameter(default="", significant=False, description=f"Figures of the translations' check accepted out of their bounds ({', '.join(translation_check.NAMES)}; comma-separated): the run goes on, and the summary still shows them.")
 
     def translator_spec(self, model: NmtModel, options: DecodeOptions | None = None, rows: int | None = None) -> TranslatorSpec:
         """How the workers load ``model``: on the device the engine can use, the CPU's cores
@@ -73,6 +78,23 @@ class RunsTranslator(UsesGpu, TranslatorChoice, StageTask):
         with marking(str(partial_dir / f"_{self.stage}-progress")) as marks, progress_while_running(tally(marks, already), self.progress, already):
             self.run_pipeline(lambda pipeline: build(pipeline, marks), rows=rows)
             return marks.count("loaded")
+
+    def check_inputs(self) -> None:
+        translation_check.accepted_figures(self.accept_translations)  # an unknown figure, in one line, before any work
+        super().check_inputs()
+
+    def checked_translations(self, pairs_dir: str, translator_of: Callable[[str], str]) -> dict[str, dict[str, float]]:
+        """The figures of each translator's output (corpus.translation_check, ``translator_of``
+        a pairs part: its translator), said on the console; InputError naming the figure and the
+        setting that accepts it when a translator looks broken."""
+        sample = translation_sample(pairs_dir, translator_of, translation_check.SAMPLE_PAIRS)
+        figures = {translator: translation_check.translation_figures(*pairs) for translator, pairs in sample.items()}
+        self.progress(f"translation check: {translation_check.figures_line(figures)}")
+        if broken := translation_check.broken_translator(figures, translation_check.accepted_figures(self.accept_translations)):
+            figure, problem = broken
+            raise InputError(f"{problem}; nothing is built from them. Check the model or the files; "
+                             f"--{type(self).__name__}-accept-translations {figure} goes on anyway")
+        return figures
 
     def finished_pairs(self, partial_dir: Path, total: int, what: str) -> tuple[int, dict[str, int]]:
         """The pairs written and the rejects by reason, checked to account for ``total`` (``what``)."""
@@ -115,6 +137,7 @@ class BackTranslate(RunsTranslator):
                                 lambda marks, done: translation_tally(marks, total, done))
         seconds = time.time() - started
         rows, rejects = self.finished_pairs(partial_dir, total, "bitext rows (pairs and rejects)")
+        figures = self.checked_translations(pairs_dir, lambda _: model.system)
         translated = rows + sum(rejects.values()) - already
         truncated = truncated_rows(pairs_dir)
         rate = translated / seconds if seconds else 0.0
@@ -131,4 +154,5 @@ class BackTranslate(RunsTranslator):
             "translated_this_run": translated,
             "models_loaded_this_run": loaded,
             "sentences_per_second": round(rate, 2),
+            "translation_check": figures,
         }

@@ -14,6 +14,7 @@ Where the pairs come from (``--pairs``): empty, BackTranslate of the bitext; an 
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 from pathlib import Path
@@ -24,6 +25,7 @@ from luigi.task import flatten
 from luigi.util import inherits
 
 import schemas
+from corpus import translation_check
 from corpus.deciles import SCORERS
 from corpus.errors import InputError
 from corpus.outputs import read_json, reading
@@ -113,11 +115,12 @@ class ReadsPairs(TranslatorChoice):
         if task is None:
             return f"the pairs dataset {self.pairs}"
         manifest = task.verified_manifest()
+        check = f"; translation check: {translation_check.figures_line(manifest['translation_check'])}" if manifest.get("translation_check") else ""
         if "systems" in manifest:
-            return f"translations made elsewhere, {len(manifest['systems'])} system(s) ({', '.join(manifest['systems'])}); trans_score: {manifest['trans_score']}"
+            return f"translations made elsewhere, {len(manifest['systems'])} system(s) ({', '.join(manifest['systems'])}); trans_score: {manifest['trans_score']}{check}"
         if "model" not in manifest:
             return "the ParaNMT-50M release (its own back-translations)"
-        return f"{manifest['model']}, {manifest['engine']} on {manifest['device']}"
+        return f"{manifest['model']}, {manifest['engine']} on {manifest['device']}{check}"
 
     def pairs_dir(self) -> str:
         task = self.pairs_task()
@@ -216,14 +219,31 @@ class ScorePairs(ReadsPairs, StageTask):
     stage = "score"
 
     pp_vectors = AbsolutePath(default="", description="PP model as a word2vec/GloVe text vectors file.")
-    pp_encoder = AbsolutePath(default="", description="PP model as a trained Word Avg encoder directory (TrainEncoder output).")
+    pp_encoder = AbsolutePath(default="", description="PP model as a trained Word Avg encoder over Moses words (a TrainEncoder --tokens words output directory).")
     batch_rows = count_parameter(default=BATCH_ROWS, significant=False, description="Pairs per vectorized batch.")
+
+    @functools.cached_property
+    def checked_pp_encoder(self) -> str:
+        """A given --pp-encoder, checked to be a Word Avg over words (its word vectors are the PP
+        model) when the task is scheduled, before any work: an InputError in one line otherwise."""
+        if not self.pp_encoder:
+            return ""
+        from models.encoder_io import load_config  # imports torch: only for a given encoder
+
+        try:
+            config = load_config(Path(self.pp_encoder))
+        except (OSError, ValueError, KeyError) as error:
+            raise InputError(f"--pp-encoder {self.pp_encoder}: {error}") from None
+        if config.model != "word_avg" or config.tokens != "words":
+            raise InputError(f"--pp-encoder {self.pp_encoder} is a {config.model} over {config.tokens}: the PP similarity is a Word Avg "
+                             "over Moses words (train one with TrainEncoder --model word_avg --tokens words)")
+        return self.pp_encoder
 
     def requires(self):
         if self.pp_vectors and self.pp_encoder:
             raise InputError("give --pp-vectors or --pp-encoder, not both")
         upstream = {"pairs": task} if (task := self.pairs_task()) else {}
-        if not (self.pp_vectors or self.pp_encoder):
+        if not (self.pp_vectors or self.checked_pp_encoder):
             upstream["pp"] = TrainPPModel(**self.pairs_params())
         return upstream
 

@@ -62,6 +62,7 @@ class ImportTranslations(RunsTranslator):
         return [file.path for file in self.translation_files]
 
     def check_inputs(self) -> None:
+        super().check_inputs()
         _ = self.translation_files  # InputError, in one line, for a misaligned or missing file
 
     def build(self, partial_dir: Path) -> dict:
@@ -84,6 +85,8 @@ class ImportTranslations(RunsTranslator):
                                 lambda marks, done: Tally(lambda: done + marks.count("pairs"), total, "translations read", "translations"), rows=total)
         rows, by_reason = self.finished_pairs(partial_dir, total, "translations of the bitext rows (pairs and rejects)")
         per_file = self.check_each_file(units, pairs_dir, rejects_dir)
+        file_of_part = {unit.number: unit.file.name for unit in units}
+        figures = self.checked_translations(pairs_dir, lambda part: file_of_part[shard_number(part)])
         rejects = checked_rejects(self.stage, rows, by_reason, "no usable translation", Path(rejects_dir))
         self.progress(f"{rows} pairs of {len(self.translation_files)} system(s), {rejects['total']} rejects", 100)
         return {
@@ -96,6 +99,7 @@ class ImportTranslations(RunsTranslator):
             "rows": {"pairs": rows, "bitext": bitext_rows},
             "rejects": rejects,
             "models_loaded_this_run": loaded,
+            "translation_check": figures,
             "seconds_this_run": round(time.time() - started, 2),
         }
 

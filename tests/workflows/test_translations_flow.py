@@ -16,9 +16,10 @@ import pyarrow as pa
 import pytest
 from conftest import require_shared
 from nmt_fixtures import tiny_nmt_fixture, toy_pairs  # noqa: F401 - the tiny_nmt fixture
-from test_bad_input_cli import assert_one_line_error, run_luigi
+from test_bad_input_cli import REPO, assert_one_line_error, luigi_command, run_luigi
 
 import schemas
+from corpus.readers import INVISIBLE_FORMATTING
 from models.nmt import export
 from models.nmt.model import NmtModel
 from models.nmt.translate import load_translator
@@ -244,3 +245,65 @@ def test_systems_are_named_by_the_user_or_by_what_differs_and_a_tilde_stays_out_
     assert sorted(pairs.system.unique()) == ["first", "hyp.t~wo.en"]
     assert pairs.id[pairs.system == "hyp.t~wo.en"].str.endswith("~hyp.t%7Ewo.en").all()
     assert pairs.id.str.rsplit("~", n=1).str[1].str.replace("%7E", "~").tolist() == pairs.system.tolist()
+
+
+@pytest.mark.slow
+def test_every_wmt_system_into_english_through_the_listings_makes_every_pair_exactly(tmp_path):
+    """The README's command over ../shared/data/translations (configs/wmt-translations): 180
+    systems of 13 test sets in 9 languages, each of their lines with each reference, or a reject."""
+    data = require_shared("translations")
+    listings = REPO / "configs" / "wmt-translations"
+    result = subprocess.run(luigi_command(tmp_path / "work", "ImportTranslations", "--inputs", f"@{listings}/inputs.txt", "--translations",
+                                          f"@{listings}/translations.txt", "--source-language", "cs,de,ha,is,ja,ru,zh,he,uk"),
+                            cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=1800)
+    assert result.returncode == 0, result.stdout + result.stderr
+    pairs = imported(tmp_path / "work")
+    rejects = pd.read_parquet(tmp_path / "work" / "translations" / "latest" / "rejects")
+    assert len(pairs) + len(rejects) == 316_085 and pairs.system.str.contains(".hyp.").sum() == 0
+    def read(path):  # the text as every input's is read: invisible formatting removed (docs/README-reference.md)
+        return [line.translate(INVISIBLE_FORMATTING) for line in gzip.decompress(path.read_bytes()).decode("utf-8").split("\n")[:-1]]
+    systems = sorted(data.glob("wmt2*/system-outputs/*.hyp.*.en.gz"))
+    references = {path.name: path for path in data.glob("wmt2*/references/*.en.gz")}
+    assert len(systems) == 180
+    for source, rows in pairs.groupby("source"):  # every pair is its line's translation and reference
+        test = source.split(".src.")[0]
+        reference_name = source.split("~")[1] if "~" in source else next(name for name in references if name.startswith(f"{test}.ref."))
+        reference = read(references[reference_name])
+        lines = rows.id.str.rsplit("~", n=1).str[0].str.rsplit("-", n=1).str[1].astype(int)
+        assert (rows.reference.values == [reference[n - 1] for n in lines]).all(), source
+        for system_file in (path for path in systems if path.name.startswith(f"{test}.hyp.")):
+            system = system_file.name.removesuffix(".en.gz").split(".hyp.")[1]
+            translations, mine = read(system_file), rows.system == system
+            assert (rows.translation[mine].values == [translations[n - 1] for n in lines[mine]]).all(), (source, system)
+            assert mine.sum() + (rejects.source == system_file.name).sum() // sum(name.startswith(f"{test}.ref.") for name in references) == len(translations)
+
+
+@pytest.mark.parametrize("translations, figure, accepted", [
+    (["A man in a blue shirt is standing in front of a building."] * 5, "distinct", "distinct"),
+    (SOURCES, "copies", "copies,english"),  # Czech copied: not English either
+], ids=["one-sentence-for-every-source", "copies-its-source"])
+def test_a_translator_that_says_one_sentence_or_copies_stops_the_run_in_one_line_unless_accepted(tmp_path, inputs, translations, figure, accepted):
+    for name in ("hyp.one.en", "hyp.two.en"):
+        (inputs / name).write_text("".join(line + "\n" for line in translations), encoding="utf-8")
+    stopped = run_luigi(tmp_path / "work", "ImportTranslations", *arguments(inputs), cwd=tmp_path)
+    assert_one_line_error(stopped, f"--ImportTranslations-accept-translations {figure} goes on anyway")
+    went_on = run_luigi(tmp_path / "work", "ImportTranslations", *arguments(inputs), "--accept-translations", accepted, cwd=tmp_path)
+    assert went_on.returncode == 0, went_on.stdout + went_on.stderr
+    check = read_manifest(tmp_path / "work" / "translations" / "latest")["translation_check"]
+    assert sorted(check) == ["hyp.one.en", "hyp.two.en"] and {"distinct": 0.2, "copies": 1.0}[figure] == check["hyp.one.en"][figure]
+
+
+def test_a_pp_encoder_over_pieces_is_one_line_before_any_work(tmp_path, inputs):
+    """The PP similarity averages a Word Avg's word vectors: an encoder over sentencepiece pieces
+    (TrainEncoder's default) is refused before the ingest, not after two stages in a traceback."""
+    from models.configs import EncoderConfig
+    from models.encoder_io import CONFIG, FORMAT
+
+    encoder = tmp_path / "pieces-encoder"
+    encoder.mkdir()
+    (encoder / CONFIG).write_text(json.dumps({"format": FORMAT, "encoder": EncoderConfig().to_dict()}))
+    result = run_luigi(tmp_path / "work", "BuildParaNMT", *arguments(inputs), "--pp-encoder", str(encoder), cwd=tmp_path)
+    output = result.stdout + result.stderr
+    assert result.returncode == 35 and "Traceback" not in output, output  # luigi.cfg [retcode]: a task could not be scheduled
+    assert any("is a word_avg over pieces: the PP similarity is a Word Avg over Moses words" in line for line in output.splitlines()), output
+    assert not (tmp_path / "work" / "ingest").exists()

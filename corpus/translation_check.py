@@ -1,0 +1,95 @@
+"""Whether a translator translates: figures of its output that any working translator keeps in
+bounds, checked on a sample of its pairs before anything is built from them.
+
+A translator can be broken in ways no stage notices by itself: an untrained model that says one
+sentence for every source, a wrong language token or a model that copies its input, a model
+translating into another language, a file of translations that is not the foreign file's. The
+first GPU run's model said "A man in a blue shirt …" for all 2,218 sources, and every stage went
+on. Each figure is one such fault's sign:
+
+* ``distinct``: distinct translations per distinct source (a working translator: about 1; one
+  sentence for everything: about 0);
+* ``copies``: the share of translations identical to their source;
+* ``length``: the median of translation characters per source character (Chinese or Japanese
+  into English: about 3; an empty or cut output: near 0);
+* ``english``: the mean P(English) of the translations (langid's model, corpus.language).
+
+The bounds are wide: real systems of 9 languages into English (../shared/data/translations) are
+far inside them, so a figure out of them says the translator is broken, not weak.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from corpus.errors import InputError
+
+# Pairs of each system whose figures are computed: enough to tell one sentence from many.
+SAMPLE_PAIRS = 10_000
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A figure's name (what accepts it anyway), what it measures, and its working range."""
+
+    name: str
+    what: str
+    low: float
+    high: float
+
+
+BOUNDS = (
+    Bound("distinct", "distinct translations per distinct source", 0.5, float("inf")),
+    Bound("copies", "share of translations identical to their source", 0.0, 0.5),
+    Bound("length", "median translation characters per source character", 0.2, 6.0),
+    Bound("english", "mean P(English) of the translations", 0.5, 1.0),
+)
+NAMES = tuple(bound.name for bound in BOUNDS)
+
+
+def translation_figures(sources: list[str], translations: list[str]) -> dict[str, float]:
+    """The figures (BOUNDS) of a sample of (source, translation) pairs."""
+    from corpus.language import LanguageModel
+
+    if not sources:
+        return {}
+    lengths = np.array([len(t) / max(len(s), 1) for s, t in zip(sources, translations, strict=True)])
+    return {
+        "distinct": round(len(set(translations)) / len(set(sources)), 4),
+        "copies": round(float(np.mean([s.strip() == t.strip() for s, t in zip(sources, translations, strict=True)])), 4),
+        "length": round(float(np.median(lengths)), 4),
+        "english": round(float(np.mean(LanguageModel.load().probability(translations, "en"))), 4),
+    }
+
+
+def accepted_figures(spec: str) -> set[str]:
+    """``--accept-translations``: comma-separated figure names; InputError for another name."""
+    names = {name.strip() for name in spec.split(",") if name.strip()}
+    if unknown := sorted(names - set(NAMES)):
+        raise InputError(f"--accept-translations: unknown figure(s) {unknown}; choose from {', '.join(NAMES)}")
+    return names
+
+
+def broken_translator(figures_by_system: dict[str, dict[str, float]], accepted: set[str]) -> tuple[str, str] | None:
+    """The first figure out of its bounds and not accepted: (its name, what is wrong, said of the
+    system); None when every figure is in bounds or accepted."""
+    for system, figures in figures_by_system.items():
+        for bound in BOUNDS:
+            value = figures.get(bound.name)
+            if value is not None and bound.name not in accepted and not bound.low <= value <= bound.high:
+                limit = f"at least {bound.low:g}" if value < bound.low else f"at most {bound.high:g}"
+                return bound.name, f"the translations of {system} look broken: {bound.what} is {value:g} (a translator that translates gives {limit})"
+    return None
+
+
+def figures_line(figures_by_system: dict[str, dict[str, float]]) -> str:
+    """The figures in one line; over several systems, the range of each."""
+    parts = []
+    for bound in BOUNDS:
+        values = [figures[bound.name] for figures in figures_by_system.values() if bound.name in figures]
+        if values:
+            low, high = min(values), max(values)
+            parts.append(f"{bound.name} {low:.2f}" if low == high else f"{bound.name} {low:.2f}–{high:.2f}")
+    return ", ".join(parts)
