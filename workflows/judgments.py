@@ -28,7 +28,7 @@ from corpus.agreement import Bootstrap
 from corpus.errors import InputError
 from corpus.inputs import source_languages
 from workflows.base import StageTask
-from workflows.config import AbsolutePath, config_from, with_settings
+from workflows.config import NONE, AbsolutePath, NoneSpelled, config_from, with_settings
 from workflows.corpus import ScorePairs, TrainOnFiltered
 from workflows.encoders import TrainEncoder, load_on_device, sts_files, sts_root
 from workflows.experiments import Experiment, OnTrainData, _model_names, _names
@@ -75,8 +75,8 @@ class ScoresAgainstJudgments(OnTrainData, Experiment):
     models = luigi.Parameter(default="word_avg,trigram_avg", description="Comma-separated encoders trained (as the other experiments do) whose cosine is a score.")
     without_encoders = luigi.BoolParameter(default=False, description="Train no encoder: only the corpus's scores, --encoders and the outside model.")
     encoders = luigi.Parameter(default="", description="Comma-separated trained encoder folders (TrainEncoder outputs) whose cosine is also a score.")
-    sentence_transformer = luigi.Parameter(default="sentence-transformers/all-MiniLM-L6-v2", description="Outside baseline: a sentence-transformers model name or folder, loaded offline only (all-MiniLM-L6-v2: the bench extra's packaged copy); empty: none.")
-    judged_sets = luigi.Parameter(default=",".join(JUDGED_SETS), description="Comma-separated judged sets: sts (2012–2016), stsb, sick, msrp, pan, paracrawl, wmt21.")
+    sentence_transformer = NoneSpelled(default="sentence-transformers/all-MiniLM-L6-v2", description=f"Outside baseline: a sentence-transformers model name or folder, loaded offline only (all-MiniLM-L6-v2: the bench extra's packaged copy); {NONE}: none.")
+    judged_sets = NoneSpelled(default=",".join(JUDGED_SETS), description=f"Comma-separated judged sets: sts (2012–2016), stsb, sick, msrp, pan, paracrawl, wmt21; {NONE}: only --judged-file.")
     judged_file = AbsolutePath(default="", description="Your own judged pairs: sentence TAB sentence TAB judgment (a number; only 0 and 1: yes/no).")
 
     def runs(self) -> dict:
@@ -127,6 +127,8 @@ class ScoresAgainstJudgments(OnTrainData, Experiment):
             raise InputError(f"--encoders: not a folder: {', '.join(missing)}")
         if self.judged_file:
             judged_sets.judgment_file(self.judged_file)  # its first mistake, in one line, before any work
+        elif not self.judged_sets:
+            raise InputError(f"--judged-sets {NONE} and no --judged-file: there are no judged pairs to score against")
         super().check_inputs()
 
     def training_data_origin(self) -> str:

@@ -95,7 +95,7 @@ def test_a_bad_judged_file_stops_the_command_in_one_line(tmp_path, vectors):  # 
     bad = tmp_path / "judged.tsv"
     bad.write_text("a man\ta woman\t3\nthe dog\ta cat\tsimilar\n")
     result = run_luigi(tmp_path / "work", "ScoresAgainstJudgments", "--judged-file", str(bad), "--judged-sets", "pan",
-                       "--without-encoders", "--pp-vectors", vectors, "--sentence-transformer", "")
+                       "--without-encoders", "--pp-vectors", vectors, "--sentence-transformer", "none")
     assert_one_line_error(result, f"{bad}:2: the judgment 'similar' is not a number")
 
 

@@ -8,7 +8,7 @@ import json
 import luigi
 import pytest
 from luigi.task_register import Register
-from test_bad_input_cli import run_luigi
+from test_bad_input_cli import assert_one_line_error, run_luigi
 from test_corpus_flow import vectors  # noqa: F401 - a fixture
 from test_judgments_flow import judged_file
 
@@ -48,3 +48,8 @@ def test_all_selects_every_decile_as_an_empty_value_in_luigi_cfg_does():
     parameter = dict(Register.get_task_cls("SelectTrainingSet").get_params())["decile"]
     assert parameter._default == "8,9" and f"{ALL_DECILES}: " in parameter.description
     assert Rules(decile=ALL_DECILES).deciles == Rules(decile="").deciles == () and Rules(decile="8,9").deciles == (8, 9)
+
+
+def test_no_judged_set_and_no_judged_file_is_one_line(tmp_path, vectors):  # noqa: F811
+    refused = run_luigi(tmp_path / "work", "ScoresAgainstJudgments", "--without-encoders", "--pp-vectors", vectors, "--judged-sets", NONE)
+    assert_one_line_error(refused, "--judged-sets none and no --judged-file: there are no judged pairs to score against")
