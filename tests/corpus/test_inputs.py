@@ -409,7 +409,13 @@ def test_random_spellings_of_a_pair_through_read_unit_give_each_line_once(folder
 
 
 def test_a_translation_reader_gives_each_asked_line_of_plain_and_gzip_files_forward_back_and_far(tmp_path):
-    from corpus.inputs import TRANSLATION_RUN_LINES, LineIndex, TranslationFile, TranslationReader, index_lines
+    from corpus.inputs import (
+        TRANSLATION_RUN_LINES,
+        LineIndex,
+        TranslationFile,
+        TranslationReader,
+        index_lines,
+    )
 
     lines = 3 * TRANSLATION_RUN_LINES + 17
     text = "".join(f"translation {n}\r\n" if n % 3 else f"translation {n}\n" for n in range(1, lines + 1)).encode()

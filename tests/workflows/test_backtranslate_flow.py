@@ -7,7 +7,7 @@ import json
 import luigi
 import pandas as pd
 import pytest
-from nmt_fixtures import tiny_nmt_fixture, toy_pairs  # noqa: F401 - the tiny_nmt fixture
+from nmt_fixtures import ACCEPT_ALL, tiny_nmt_fixture, toy_pairs  # noqa: F401 - the tiny_nmt fixture
 
 import schemas
 from models.nmt.devices import ct2_cuda_problem
@@ -86,7 +86,7 @@ def test_fairseq_engine_gives_the_same_pairs_as_ctranslate2(luigi_workdir, tmp_p
 def test_training_through_luigi_then_back_translation(luigi_workdir, tmp_path):
     inputs = czeng_file(tmp_path / "toy.train.gz", toy_pairs(200, seed=9))
     train = TrainTranslator(inputs=inputs, preset="tiny", max_epoch=2)
-    build = BackTranslate(inputs=inputs, nmt={"preset": "tiny", "max_epoch": 2}, beam_size=2)
+    build = BackTranslate(inputs=inputs, nmt={"preset": "tiny", "max_epoch": 2}, beam_size=2, accept_translations=ACCEPT_ALL)
     assert luigi.build([build], local_scheduler=True, log_level="WARNING")
     manifest = read_manifest(train.output_dir)
     assert manifest["device"] == "cpu" and manifest["pairs"]["train"] + manifest["pairs"]["valid"] == 200
@@ -100,7 +100,7 @@ def test_newstest2021_sources_end_to_end_and_evaluation(luigi_workdir, tiny_nmt)
 
     wmt21 = require_shared("csen", "wmt21")
     source, reference = wmt21 / "newstest2021.cs-en.src.cs", wmt21 / "newstest2021.cs-en.ref.A.en"
-    task = BackTranslate(inputs=f"{source}::{reference}", nmt=given(tiny_nmt))
+    task = BackTranslate(inputs=f"{source}::{reference}", nmt=given(tiny_nmt), accept_translations=ACCEPT_ALL)
     evaluation = EvaluateTranslator(nmt=given(tiny_nmt), source=str(source), reference=str(reference),
                                     baseline=str(wmt21 / "newstest2021.cs-en.hyp.CUNI-Transformer2018.en"))
     assert luigi.build([task, evaluation], local_scheduler=True, log_level="WARNING")

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pytest
 import torch
 from hf_fixtures import GERMAN, demo_lines, m2m_100, marian
+from nmt_fixtures import ACCEPT_ALL
 
 import schemas
 from corpus.errors import InputError
@@ -29,6 +30,15 @@ from workflows.base import read_manifest
 from workflows.nmt import ImportTranslator
 
 MAKERS = {"marian": marian, "m2m_100": m2m_100}
+
+
+@pytest.fixture
+def accepting_random_translations():
+    """BackTranslate accepts every figure of the translation check while the test runs."""
+    config = luigi.configuration.get_config()
+    config.set("BackTranslate", "accept_translations", ACCEPT_ALL)
+    yield
+    config.remove_option("BackTranslate", "accept_translations")
 
 
 @pytest.fixture(scope="module")
@@ -103,7 +113,8 @@ def test_build_paranmt_from_german_with_a_marian_folder_from_an_empty_folder(tmp
     empty = tmp_path / "empty"
     empty.mkdir()
     command = [sys.executable, "-m", "luigi", "--module", "workflows", "BuildParaNMT", "--local-scheduler",
-               "--inputs", f"{news}::{tmp_path / 'news.en'}", "--source-language", "de", "--translator", str(hf_models["marian"])]
+               "--inputs", f"{news}::{tmp_path / 'news.en'}", "--source-language", "de", "--translator", str(hf_models["marian"]),
+               "--BackTranslate-accept-translations", ACCEPT_ALL]
     result = subprocess.run(command, cwd=empty, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "translations: marian, ctranslate2 on cpu" in result.stdout + result.stderr
@@ -118,7 +129,7 @@ def test_build_paranmt_from_german_with_a_marian_folder_from_an_empty_folder(tmp
     assert not (work / "nmt-train").exists() and (work / "nmt-import" / "latest" / "ct2" / "model.bin").is_file()
 
 
-def test_one_english_file_with_several_pivots_gives_a_pair_per_pivot(luigi_workdir, tmp_path, hf_models):
+def test_one_english_file_with_several_pivots_gives_a_pair_per_pivot(luigi_workdir, tmp_path, hf_models, accepting_random_translations):
     czech, english = demo_lines()
     pairs = list(zip(czech[:12], english[:12], strict=True))
     german = line_aligned(tmp_path, "multi", "deu", [(de, en) for (de, _), (_, en) in zip(GERMAN, pairs, strict=True)])
