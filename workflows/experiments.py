@@ -35,6 +35,7 @@ import luigi
 from luigi.task import flatten
 from luigi.util import inherits
 
+from corpus import languages
 from corpus.errors import InputError
 from corpus.outputs import read_json
 from corpus.selection import ALL_DECILES, parse_deciles
@@ -56,8 +57,9 @@ from workflows.transfer import EvaluateTransfer, load_suite, transfer_files
 # What a stage's manifest counts, as (stage, count: a key of its "rows" or of the manifest) →
 # how the report's provenance names it; in pipeline order.
 DATA_SIZES = {
-    ("ingest", "bitext"): "Czech–English sentence pairs read",
+    ("ingest", "bitext"): "bitext sentence pairs read",
     ("backtranslate", "pairs"): "back-translated pairs",
+    ("translations", "pairs"): "pairs of translations made elsewhere",
     ("import", "pairs"): "ParaNMT release pairs imported",
     ("corpus", "corpus"): "scored pairs in the corpus (all deciles)",
     ("train", "training"): "training pairs selected",
@@ -111,7 +113,10 @@ def pairs_origin(options: dict) -> str:
         given = "the pairs dataset" if Path(options["pairs"]).is_dir() else "the ParaNMT release files"
         return f"{given} {options['pairs']} (--pairs), scored and ranked into deciles here"
     if options.get("inputs"):
-        return f"the Czech–English bitext {options['inputs']} (--inputs), back-translated, scored and ranked here"
+        spoken = (options.get("source_language") or languages.DEFAULT).replace(",", ", ")
+        made = (f"paired with the translations made elsewhere of {options['translations']} (--translations)" if options.get("translations")
+                else "back-translated")
+        return f"the bitext {options['inputs']} (--inputs; {spoken} with English), {made}, scored and ranked here"
     return f"the embedded demo corpus {demo_corpus()} (no --inputs or --pairs), back-translated, scored and ranked here"
 
 

@@ -84,7 +84,7 @@ def demo_like_provenance() -> Provenance:
         training_data=f"the embedded demo corpus {demo} (no --inputs or --pairs), back-translated, scored and ranked here",
         demo=True,
         data_sizes={
-            "Czech–English sentence pairs read": [400],
+            "bitext sentence pairs read": [400],
             "back-translated pairs": [400],
             "scored pairs in the corpus (all deciles)": [396],
             "training pairs selected": [40],
