@@ -169,3 +169,17 @@ def test_the_columns_a_0_3_table_lacks_are_renamed_and_added():
     assert upgraded.column_names == ["id", "pivot", "foreign", "reference"]
     assert upgraded.column("pivot").to_pylist() == ["cs"] and upgraded.column("foreign").to_pylist() == ["Ahoj."]
     assert schemas.upgraded_names(["id", "cs"]) == ["id", "pivot", "foreign"]
+
+
+def test_a_published_translator_that_says_one_sentence_stops_back_translation_in_one_line(tmp_path, hf_models):
+    """A random-weight Marian model says one sentence for the 12 German lines (issue 52: the
+    first GPU run's model did for 2,218): BackTranslate stops before the corpus is built."""
+    news = line_aligned(tmp_path, "news", "de", GERMAN)
+    command = [sys.executable, "-m", "luigi", "--module", "workflows", "BuildParaNMT", "--local-scheduler",
+               "--inputs", f"{news}::{tmp_path / 'news.en'}", "--source-language", "de", "--translator", str(hf_models["marian"])]
+    result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    output = result.stdout + result.stderr
+    assert result.returncode == 30 and "Traceback" not in output, output
+    assert any("the translations of marian look broken: distinct translations per distinct source is" in line
+               and "--BackTranslate-accept-translations distinct goes on anyway" in line for line in output.splitlines()), output
+    assert not (tmp_path / "work" / "backtranslate" / "latest").exists() and not (tmp_path / "work" / "corpus").exists()
