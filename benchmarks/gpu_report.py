@@ -10,6 +10,7 @@ from pathlib import Path
 
 from benchmarks.backtranslate import MODES, PAPER_GPU_HOURS, PAPER_SENTENCES
 from benchmarks.common import machine, markdown_table
+from corpus import translation_check
 
 CPU_ENCODER_FIGURES = "2 shared CPU cores, docs/2026-11-25-training-loop.md: Word Avg 300 5,494 pairs/s, BiLSTM Avg 600 48 pairs/s (one thread, M = 40)"
 
@@ -68,7 +69,11 @@ def speed_section(facts: dict, results: dict) -> list[str]:
         whole = bt["translated"] == bt["of"]
         lines += [f"- the corpus: {bt['translated']:,} of {bt['of']:,} Czech sentences back-translated "
                   f"({'all' if whole else 'a seeded sample: ' + ('toy size' if facts['tiny'] else 'the rest did not fit in its share')}), "
-                  f"BackTranslate {bt['seconds']:.1f} s, {bt['rate']:,.1f} sentences/s (start-up included)", ""]
+                  f"BackTranslate {bt['seconds']:.1f} s, {bt['rate']:,.1f} sentences/s (start-up included)"]
+        if check := bt.get("translation_check"):
+            lines.append(f"- the translation check (corpus.translation_check): {translation_check.figures_line(check)}"
+                         f"{' (accepted out of bounds: toy size)' if facts['tiny'] else ''}")
+        lines.append("")
     return lines
 
 
