@@ -74,6 +74,9 @@ class TrainConfig:
     # searched both sides without the semi-hard rule, which collapses on real pairs (README).
     negative_side: str = setting("partner", "Negative candidates: only the partner's side, or any pool sentence (the paper).", choices=NEGATIVE_SIDES)
     below_partner: bool = setting(True, "Semi-hard: only negatives less similar to the anchor than its partner (false: the paper's hardest).")
+    # A reference translated by many systems is in many pairs, and a large pool holds several of
+    # them: their sentences are paraphrases of the anchor (docs/2026-12-01-real-mt-corpus.md).
+    group_negatives: bool = setting(False, "Never a negative from a pair that shares a sentence with the anchor's pair, directly or through others (one reference's translations, one image's captions), unless no other candidate is left.")
     scramble: float = setting(0.3, "Probability a pair's word order is shuffled (recurrent models).")
     lambda_c: float = setting(0.0, "L2 weight on compositional parameters.")
     lambda_w: float = setting(0.0, "L2 weight pulling word embeddings to their initial values.")

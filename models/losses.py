@@ -7,7 +7,10 @@ plus ``λc‖Wc‖²`` and ``λw‖Ww − Ww_initial‖²``.
 
 Negatives come from a pool of P pairs (one mini-batch, or M mini-batches for mega-batching):
 every one of the 2P sentences is a candidate for every other, except a sentence itself and
-its partner in the pair.
+its partner in the pair. With ``groups`` (one id per pool pair), the sentences of pairs of the
+anchor's own group are candidates only when no other is left: a corpus where one reference
+has a translation by each of many systems puts the reference's other pairs in the same pool,
+and their sentences are paraphrases of the anchor, not negatives (docs/2026-12-01-real-mt-corpus.md).
 """
 
 from __future__ import annotations
@@ -46,22 +49,41 @@ def _partners(pairs: int) -> np.ndarray:
     return (np.arange(2 * pairs) + pairs) % (2 * pairs)
 
 
+# A candidate within this of the partner's cosine is as close as the partner (not semi-hard): the
+# same sentence as the partner (a repeated reference) has the partner's cosine, but computed in
+# another product its float32 value differs in the last bits, below it as often as not, and it was
+# then the hardest semi-hard negative of every anchor whose partner it copies.
+_SAME_COSINE = 1e-5
+
+
 def _semi_hard_keys(similarity: Tensor, partner_similarity: Tensor) -> Tensor:
     """Keys whose argmax is the semi-hard negative: ``(similarity − partner) mod 4``. Cosines
     lie in [-1, 1], so a candidate less similar than the partner keys to 4 + difference in
     [2, 4) and one at least as close to the difference itself in [0, 2]: every semi-hard
     candidate outranks every other one, order is kept within each group, and an anchor with
-    no semi-hard candidate falls back to its hardest one. The modulo is spelled with ``floor``
+    no semi-hard candidate falls back to its hardest one. A difference above −``_SAME_COSINE``
+    counts as a tie (at least as close). The modulo is spelled with ``floor``
     because torch vectorizes that on CPU and not ``remainder`` or ``where`` (3× faster than
     either). Masked-out candidates get key -1, below every key."""
-    difference = torch.sub(similarity, partner_similarity)
+    difference = torch.sub(similarity, partner_similarity).add_(_SAME_COSINE).clamp_(max=2.0)
     return difference.sub_(torch.mul(difference, 0.25).floor_().mul_(4))
 
 
-def _hardest_both_sides(unit: Tensor, below_partner: bool) -> Tensor:
+def _demote_group_mates(keys: Tensor, same_group: Tensor, below_partner: bool) -> Tensor:
+    """Group-mates' keys moved below every other candidate's and above the excluded ones (the
+    anchor and its partner), their order kept: semi-hard keys in [0, 4) go to [-0.75, -0.25),
+    above the -1 of the excluded; cosines in [-1, 1] go to [-4, -2], above -inf. An anchor whose
+    every candidate is a group-mate still gets one (a tiny pool), never itself or its partner."""
+    if below_partner:
+        return torch.where(same_group, keys * 0.125 - 0.75, keys)
+    return torch.where(same_group, keys - 3.0, keys)
+
+
+def _hardest_both_sides(unit: Tensor, below_partner: bool, groups: Tensor | None = None) -> Tensor:
     """Paper's candidates: every pool sentence but the anchor itself and its partner."""
     rows = unit.shape[0]
     partner = (torch.arange(rows, device=unit.device) + rows // 2) % rows
+    row_groups = None if groups is None else torch.cat([groups, groups])
     best = []
     for start in range(0, rows, _SIMILARITY_ROWS):
         stop = min(start + _SIMILARITY_ROWS, rows)
@@ -69,6 +91,8 @@ def _hardest_both_sides(unit: Tensor, below_partner: bool) -> Tensor:
         similarity = unit[start:stop] @ unit.T
         if below_partner:
             similarity = _semi_hard_keys(similarity, similarity[index, partner[start:stop], None])
+        if row_groups is not None:
+            similarity = _demote_group_mates(similarity, row_groups[start:stop, None] == row_groups[None, :], below_partner)
         excluded = -1.0 if below_partner else -torch.inf
         similarity[index, partner[start:stop]] = excluded
         similarity[index, index + start] = excluded
@@ -76,7 +100,7 @@ def _hardest_both_sides(unit: Tensor, below_partner: bool) -> Tensor:
     return torch.cat(best)
 
 
-def _hardest_partner_side(unit: Tensor, below_partner: bool) -> Tensor:
+def _hardest_partner_side(unit: Tensor, below_partner: bool, groups: Tensor | None = None) -> Tensor:
     """Authors' candidates: the other pairs' sentences on the partner's side. Side-1 anchors
     take row maxima of S = side1 · side2ᵀ and side-2 anchors column maxima of the same S, so
     the pool costs one P × P product."""
@@ -88,11 +112,16 @@ def _hardest_partner_side(unit: Tensor, below_partner: bool) -> Tensor:
         stop = min(start + _SIMILARITY_ROWS, pairs)
         index = torch.arange(stop - start, device=unit.device)
         similarity = first[start:stop] @ second.T
+        same_group = None if groups is None else groups[start:stop, None] == groups[None, :]
         if below_partner:
             rows = _semi_hard_keys(similarity, partner_similarity[start:stop, None])
             columns = _semi_hard_keys(similarity, partner_similarity[None, :])
+            if same_group is not None:
+                rows, columns = _demote_group_mates(rows, same_group, True), _demote_group_mates(columns, same_group, True)
             rows[index, index + start] = columns[index, index + start] = -1.0  # a sentence's own partner
         else:
+            if same_group is not None:
+                similarity = _demote_group_mates(similarity, same_group, False)
             similarity[index, index + start] = -torch.inf
             rows = columns = similarity
         row_best.append(rows.argmax(dim=1))
@@ -105,7 +134,7 @@ def _hardest_partner_side(unit: Tensor, below_partner: bool) -> Tensor:
     return torch.cat([torch.cat(row_best) + pairs, column_best])
 
 
-def hardest_negatives(embeddings: Tensor, side: str = "both", below_partner: bool = False) -> np.ndarray:
+def hardest_negatives(embeddings: Tensor, side: str = "both", below_partner: bool = False, groups: np.ndarray | None = None) -> np.ndarray:
     """For each of the 2P pool sentences (side 1 rows, then side 2 rows), the index of the
     most cosine-similar candidate negative.
 
@@ -115,15 +144,20 @@ def hardest_negatives(embeddings: Tensor, side: str = "both", below_partner: boo
     ``below_partner`` (semi-hard, as in FaceNet): only candidates strictly less similar to the
     anchor than its partner is, because in a large pool a candidate at least as close as the
     partner is most often a paraphrase of the anchor, not a negative; an anchor with no such
-    candidate falls back to its hardest candidate."""
+    candidate falls back to its hardest candidate. ``groups`` (an id per pool pair, P of them):
+    the sentences of pairs of the anchor's group are taken only when no other candidate is left
+    (the anchor's partner and itself never)."""
     if side not in NEGATIVE_SIDES:
         raise ValueError(f"negative side must be one of {NEGATIVE_SIDES}, got {side!r}")
     rows = embeddings.shape[0]
     if rows < 4 or rows % 2:
         raise ValueError(f"a negative pool needs at least 2 whole pairs, got {rows} sentences")
+    if groups is not None and len(groups) != rows // 2:
+        raise ValueError(f"groups: one id per pool pair ({rows // 2}), got {len(groups)}")
     unit = F.normalize(embeddings.float(), dim=1)
     search = _hardest_both_sides if side == "both" else _hardest_partner_side
-    return search(unit, below_partner).cpu().numpy()
+    group_ids = None if groups is None else torch.as_tensor(np.asarray(groups, dtype=np.int64), device=unit.device)
+    return search(unit, below_partner, group_ids).cpu().numpy()
 
 
 def random_negatives(pairs: int, rng: np.random.Generator, side: str = "both") -> np.ndarray:
@@ -143,17 +177,20 @@ def random_negatives(pairs: int, rng: np.random.Generator, side: str = "both") -
 
 
 def choose_negatives(
-    embeddings: Tensor, mode: str, rng: np.random.Generator, side: str = "both", below_partner: bool = False
+    embeddings: Tensor, mode: str, rng: np.random.Generator, side: str = "both", below_partner: bool = False,
+    groups: np.ndarray | None = None,
 ) -> np.ndarray:
     """Negatives for the pool: MAX (hardest), MIX (hardest with probability 0.5, else random)
     or RAND, among the candidates ``side`` and ``below_partner`` allow (:func:`hardest_negatives`).
-    ``embeddings`` are the 2P pool sentences (side 1 rows, then side 2 rows)."""
+    ``embeddings`` are the 2P pool sentences (side 1 rows, then side 2 rows). ``groups`` apply to
+    the hardest negatives only: a random one is a group-mate about as rarely as a group's share
+    of the pool."""
     if mode not in NEGATIVE_MODES:
         raise ValueError(f"negative mode must be one of {NEGATIVE_MODES}, got {mode!r}")
     pairs = embeddings.shape[0] // 2
     if mode == "rand":
         return random_negatives(pairs, rng, side)
-    hardest = hardest_negatives(embeddings, side, below_partner)
+    hardest = hardest_negatives(embeddings, side, below_partner, groups)
     if mode == "max":
         return hardest
     return np.where(rng.random(2 * pairs) < 0.5, hardest, random_negatives(pairs, rng, side))

@@ -46,7 +46,7 @@ from models.encoders import (
 )
 from models.featurizers import RaggedFile, SentenceBatches, featurize_batches, take
 from models.losses import choose_negatives, initial_anchors, margin_loss, regularization
-from models.training_pairs import TrainingPairs
+from models.training_pairs import TrainingPairs, text_groups
 
 # Under "paranmt", the logger whose INFO messages (the dev scores) the workflows' console shows.
 log = logging.getLogger("paranmt.trainer")
@@ -130,6 +130,8 @@ class Trainer:
         if not isinstance(pairs, TrainingPairs):
             pairs = TrainingPairs.from_sentences(pairs)
         self.pairs, self.empty_side_pairs = pairs.count()
+        # Pairs that share a sentence (models.training_pairs.text_groups): no negatives of each other.
+        self.groups = text_groups(pairs) if self.config.group_negatives else None
         self.output_dir = Path(output_dir)
         self.output_dir.mkdir(parents=True, exist_ok=True)
         self.ids_dir = self.output_dir / IDS
@@ -306,8 +308,9 @@ class Trainer:
         c = self.config
         rng = np.random.default_rng([c.seed, state.epoch, state.pool])
         pool = self._pool(members, rng)
+        groups = None if self.groups is None else self.groups[np.concatenate(members)]
         negatives = choose_negatives(
-            embed_inputs(self.encoder, pool, 4 * c.batch_size), c.negatives, rng, c.negative_side, c.below_partner
+            embed_inputs(self.encoder, pool, 4 * c.batch_size), c.negatives, rng, c.negative_side, c.below_partner, groups
         )
         first, losses = state.done, []
         for inputs, where in self._updates(pool, negatives, members)[first:]:

@@ -8,11 +8,14 @@ rows, once per pass (counting, fitting the featurizers, featurizing), and keeps 
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
+
+import numpy as np
 
 from corpus.errors import InputError
 from corpus.readers import without_line_end
@@ -105,6 +108,27 @@ class TrainingPairs:
                 yield batch.sides[k], None if batch.words is None else batch.words[k]
 
         return chain(side(0), side(1))
+
+
+def text_groups(pairs: TrainingPairs) -> np.ndarray:
+    """A group id for each kept pair (in training order): pairs joined by an identical sentence
+    on either side (whitespace runs counted as one space) are one group, and so, transitively,
+    are their partners' pairs: the translations of one reference by many systems, with its
+    second reference through a translation they share, or the captions of one image. Texts are
+    compared by a 64-bit BLAKE2b of their bytes (a collision joins two groups, harmlessly)."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    digests = np.fromiter(
+        (int.from_bytes(hashlib.blake2b(" ".join(text.split()).encode(), digest_size=8).digest(), "big")
+         for texts, _ in pairs.sentences(False) for text in texts),
+        dtype=np.uint64,
+    )
+    count = len(digests) // 2
+    nodes, texts = np.unique(digests, return_inverse=True)
+    edges = coo_matrix((np.ones(count, dtype=np.int8), (texts[:count], texts[count:])), shape=(len(nodes), len(nodes)))
+    _, component = connected_components(edges, directed=False)
+    return component[texts[:count]].astype(np.int64)
 
 
 def two_sided_rows(batch: PairBatch) -> list[int]:

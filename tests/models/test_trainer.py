@@ -205,3 +205,41 @@ def test_a_different_model_in_the_same_directory_is_refused(tmp_path):
     train_encoder(paraphrases(20), tmp_path, small(), TrainConfig(epochs=1, batch_size=10))
     with pytest.raises(ValueError, match="different model"):
         Trainer(paraphrases(20), tmp_path, small("trigram_avg"), TrainConfig(epochs=1))
+
+
+def test_text_groups_join_pairs_that_share_a_sentence():
+    from models.training_pairs import TrainingPairs, text_groups
+
+    first = ["a", "a", "d", "e", "x  y", "x y", " ", "k"]
+    second = ["b", "c", "c", "f", "g", "h", "z", "k2"]  # the blank pair (" ", "z") is left out of training
+    groups = text_groups(TrainingPairs.from_sentences((first, second))).tolist()
+    assert len(groups) == 7
+    # a-b, a-c, d-c: one group through "a" and "c"; e-f alone; "x  y" and "x y" are one text; k-k2 alone
+    assert groups[0] == groups[1] == groups[2] and groups[4] == groups[5]
+    assert len({groups[0], groups[3], groups[4], groups[6]}) == 4
+
+
+def test_group_negatives_give_the_negative_choice_each_pool_pairs_group(tmp_path, monkeypatch):
+    import models.trainer as trainer
+
+    seen = []
+    choose = trainer.choose_negatives
+
+    def recording(embeddings, mode, rng, side, below_partner, groups=None):
+        seen.append(groups)
+        return choose(embeddings, mode, rng, side, below_partner, groups)
+
+    monkeypatch.setattr(trainer, "choose_negatives", recording)
+    first, second = paraphrases(40)
+    references = [first[i // 4] for i in range(40)]  # each reference in 4 pairs, as with 4 systems
+    config = TrainConfig(epochs=1, batch_size=5, megabatch=4, group_negatives=True)
+    Trainer((references, second), tmp_path / "grouped", small(), config).run()
+    pools = plan_pools(plan_epoch(40, 5, config.seed, 0), 4, 0, 0)
+    assert len(seen) == len(pools) == 2
+    for groups, pool in zip(seen, pools, strict=True):
+        members = np.concatenate(pool)
+        same = groups[:, None] == groups[None, :]
+        assert (same == ((members[:, None] // 4) == (members[None, :] // 4))).all()
+    seen.clear()
+    Trainer((references, second), tmp_path / "plain", small(), TrainConfig(epochs=1, batch_size=5, megabatch=4)).run()
+    assert seen == [None, None]
