@@ -48,6 +48,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import luigi
 import psutil
 
 from benchmarks.common import markdown_table, measure_in_subprocess
@@ -405,18 +406,17 @@ def sentences_that_fit(results: dict[str, dict] | None, seconds: float, sizes: S
     return min(fit, most) if most else fit
 
 
-def backtranslate(inputs: str, out: Path, workdir: Path, fit: int, accept: str = "") -> dict:
+def backtranslate(inputs: str, out: Path, workdir: Path, fit: int) -> dict:
     """BackTranslate with the exported model on every pair of ``inputs``, or on a seeded
-    sample of ``fit`` of them (the translation check's figures ``accept`` accepted): the inputs
-    translated, sentences translated, of all, the seconds, the stage's own rate and the check's
-    figures."""
+    sample of ``fit`` of them: the inputs translated, sentences translated, of all, the seconds,
+    the stage's own rate and the translation check's figures."""
     from workflows.backtranslate import BackTranslate
 
     started = time.time()
     pairs = read_pairs(inputs)
     if fit < len(pairs):
         inputs = write_pairs(sample(pairs, fit), workdir / f"backtranslate-sample-{fit}", "sample")
-    task = BackTranslate(inputs=inputs, nmt={"model_dir": str(out)}, engine="fairseq", accept_translations=accept)
+    task = BackTranslate(inputs=inputs, nmt={"model_dir": str(out)}, engine="fairseq")
     build([task])
     manifest = json.loads((task.output_dir / "_SUCCESS").read_text())
     return {"inputs": inputs, "translated": min(fit, len(pairs)), "of": len(pairs), "seconds": time.time() - started,
@@ -532,6 +532,8 @@ def main() -> None:
     run = Run(out, clock, {"tiny": args.tiny, "gpu": gpu_name(), "preset": sizes.preset, "device": device,
                            "batch_tokens": sizes.batch_tokens, "speed_sentences": sizes.test_sentences})
     run.start_alarm()
+    if sizes.accept_translations:  # every BackTranslate of the run: the backtranslate step's and the corpus step's
+        luigi.configuration.get_config().set("BackTranslate", "accept_translations", sizes.accept_translations)
     data = run.step("data", lambda: data_step(args.data, args.tiny, workdir))
     inputs, test_files = data[:2] if data else (None, None)
     trained = run.step("train", lambda: train(inputs, sizes, clock.left("train"), args.tiny), needs=("data",))
@@ -539,8 +541,7 @@ def main() -> None:
     run.step("evaluate", lambda: evaluate(inputs, out, test_files), needs=("export",))
     speeds = run.step("speed", lambda: speed(TrainTranslator(inputs=inputs, model_dir=str(out)).output_dir, test_files["speed"], sizes, device),
                       needs=("export",))
-    bt = run.step("backtranslate", lambda: backtranslate(inputs, out, workdir, sentences_that_fit(speeds, clock.left("backtranslate"), sizes),
-                                                         sizes.accept_translations),
+    bt = run.step("backtranslate", lambda: backtranslate(inputs, out, workdir, sentences_that_fit(speeds, clock.left("backtranslate"), sizes)),
                   needs=("export",))
     summary = run.step("corpus", lambda: corpus(bt["inputs"], out), needs=("backtranslate",))
     run.step("encoders", lambda: encoder_speed([out / name for name in summary["files"]] if summary else [], workdir, sizes, device))

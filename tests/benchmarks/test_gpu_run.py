@@ -11,6 +11,7 @@ import luigi
 import pandas as pd
 import pytest
 from conftest import REPO
+from nmt_fixtures import ACCEPT_ALL
 
 from benchmarks.gpu_run import (
     FILE_LIMIT,
@@ -96,12 +97,15 @@ def test_a_cpu_machine_builds_the_corpus_from_the_folder_with_ctranslate2_int8(t
     out, workdir = tiny_run
     (inputs,) = workdir.glob("backtranslate-sample-*/sample.cs")
     build = BuildParaNMT(inputs=str(inputs), model_dir=str(out))
-    luigi.configuration.get_config().set("BackTranslate", "compute_type", "int8")  # --BackTranslate-compute-type int8
+    config = luigi.configuration.get_config()
+    config.set("BackTranslate", "compute_type", "int8")  # --BackTranslate-compute-type int8
+    config.set("BackTranslate", "accept_translations", ACCEPT_ALL)  # the rehearsal's 60-update model does not translate
     try:
         assert luigi.build([build], local_scheduler=True, log_level="WARNING")
         corpus = pd.read_parquet(build.requires().corpus_dir())
     finally:
-        luigi.configuration.get_config().remove_option("BackTranslate", "compute_type")
+        config.remove_option("BackTranslate", "compute_type")
+        config.remove_option("BackTranslate", "accept_translations")
     backtranslate = next(path for path in (luigi_workdir / "backtranslate").iterdir() if path.is_dir() and not path.is_symlink())
     manifest = read_manifest(backtranslate)
     assert manifest["engine"] == "ctranslate2" and manifest["compute_type"] == "int8" and manifest["rows"]["pairs"] == 20
