@@ -145,8 +145,10 @@ def test_identity_rnn_weights_are_regularized_to_identity():
     assert regularization(encoder, anchors, 1.0, 0.0).item() == pytest.approx(3.0)
 
 
-def brute_force_negatives(embeddings: torch.Tensor, side: str, below_partner: bool) -> list[int]:
-    """The definition of :func:`hardest_negatives`, one anchor at a time."""
+def brute_force_negatives(embeddings: torch.Tensor, side: str, below_partner: bool, groups: list[int] | None = None) -> list[int]:
+    """The definition of :func:`hardest_negatives`, one anchor at a time; with ``groups``, its
+    rule among the candidates outside the anchor's group, among its group-mates only when there
+    is no other candidate (the group rule comes before the semi-hard one)."""
     unit_rows = torch.nn.functional.normalize(embeddings.double(), dim=1)
     rows, pairs = len(unit_rows), len(unit_rows) // 2
     chosen = []
@@ -154,6 +156,8 @@ def brute_force_negatives(embeddings: torch.Tensor, side: str, below_partner: bo
         partner = (anchor + pairs) % rows
         similarity = (unit_rows @ unit_rows[anchor]).tolist()
         candidates = [c for c in range(rows) if c not in (anchor, partner) and (side == "both" or (c < pairs) != (anchor < pairs))]
+        if groups is not None:
+            candidates = [c for c in candidates if groups[c % pairs] != groups[anchor % pairs]] or candidates
         semi_hard = [c for c in candidates if similarity[c] < similarity[partner]] if below_partner else []
         chosen.append(max(semi_hard or candidates, key=similarity.__getitem__))
     return chosen
@@ -197,27 +201,6 @@ def test_near_duplicates_of_the_anchor_are_not_chosen_as_negatives():
     assert not is_near_duplicate(negatives[True]).any()
 
 
-def brute_force_group_negatives(embeddings: torch.Tensor, side: str, below_partner: bool, groups: list[int]) -> list[int]:
-    """The definition with groups: the rule of :func:`brute_force_negatives` among the candidates
-    outside the anchor's group; among its group-mates only when there is no other candidate."""
-    unit_rows = torch.nn.functional.normalize(embeddings.double(), dim=1)
-    rows, pairs = len(unit_rows), len(unit_rows) // 2
-    chosen = []
-    for anchor in range(rows):
-        partner = (anchor + pairs) % rows
-        similarity = (unit_rows @ unit_rows[anchor]).tolist()
-        candidates = [c for c in range(rows) if c not in (anchor, partner) and (side == "both" or (c < pairs) != (anchor < pairs))]
-        others = [c for c in candidates if groups[c % pairs] != groups[anchor % pairs]]
-        mates = [c for c in candidates if groups[c % pairs] == groups[anchor % pairs]]
-
-        def best(among):
-            semi_hard = [c for c in among if similarity[c] < similarity[partner]] if below_partner else []
-            return max(semi_hard or among, key=similarity.__getitem__)
-
-        chosen.append(best(others) if others else best(mates))  # the group rule comes before the semi-hard one
-    return chosen
-
-
 @pytest.mark.parametrize("side", ["both", "partner"])
 @pytest.mark.parametrize("below_partner", [False, True])
 @pytest.mark.parametrize("chunk_rows", [3, 2048])
@@ -226,7 +209,7 @@ def test_group_mates_are_negatives_only_when_nothing_else_is_left(side, below_pa
     embeddings = torch.randn(2 * 11, 5, generator=torch.Generator().manual_seed(7))
     groups = [0, 0, 0, 1, 2, 2, 3, 4, 4, 4, 4]
     got = hardest_negatives(embeddings, side, below_partner, np.array(groups)).tolist()
-    assert got == brute_force_group_negatives(embeddings, side, below_partner, groups)
+    assert got == brute_force_negatives(embeddings, side, below_partner, groups)
     one_group = hardest_negatives(embeddings, side, below_partner, np.zeros(11, dtype=np.int64)).tolist()
     assert one_group == hardest_negatives(embeddings, side, below_partner).tolist()  # all mates: the rule without groups
 
