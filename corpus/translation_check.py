@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from corpus.errors import InputError
+from corpus.language import LanguageModel
 
 # Pairs of each system whose figures are computed: enough to tell one sentence from many.
 SAMPLE_PAIRS = 10_000
@@ -51,8 +52,6 @@ NAMES = tuple(bound.name for bound in BOUNDS)
 
 def translation_figures(sources: list[str], translations: list[str]) -> dict[str, float]:
     """The figures (BOUNDS) of a sample of (source, translation) pairs."""
-    from corpus.language import LanguageModel
-
     if not sources:
         return {}
     lengths = np.array([len(t) / max(len(s), 1) for s, t in zip(sources, translations, strict=True)])

@@ -152,10 +152,10 @@ class ImportWork:
         self.translations, self.chunk_rows, self.pairs_dir, self.rejects_dir, self.marks = translations, chunk_rows, pairs_dir, rejects_dir, marks
 
     def __call__(self, units: tuple[ImportUnit, ...], model=None) -> list[tuple[int, int]]:
-        readers: dict[str, TranslationReader] = {}
+        readers: dict[tuple[str, str], TranslationReader] = {}
         written = []
         for unit in units:
-            reader = readers.setdefault(f"{unit.file.path}\n{unit.source}", TranslationReader(unit.file))
+            reader = readers.setdefault((unit.file.path, unit.source), TranslationReader(unit.file))
             pairs, rejects = unit_tables(unit, self.translations, model, self.chunk_rows, reader)
             rows = write_pairs_part(pairs, rejects, self.pairs_dir, self.rejects_dir, unit.number)
             self.marks.add("pairs", rows + rejects.num_rows)
@@ -172,9 +172,8 @@ def build_import(pipeline: beam.Pipeline, units: list[ImportUnit], translations:
     elements, work = work_elements(units), ImportWork(translations, chunk_rows, pairs_dir, rejects_dir, marks)
     if translations.scorer is None:
         return pipeline | "Units" >> beam.Create(elements) | "Import" >> beam.FlatMapTuple(lambda _, group: work(group))
-    from pipelines.backtranslate import (
-        with_translator,  # RunInference imports torch: only when a model scores
-    )
+    # RunInference imports torch: only a stage with a scoring model loads it
+    from pipelines.backtranslate import with_translator
 
     return (with_translator(pipeline, elements, translations.scorer, work, share_model, marks)
             | "Written" >> beam.FlatMapTuple(lambda _, result: result.inference))
