@@ -101,7 +101,8 @@ class IngestBitext(ReadsRawFiles):
     inputs = luigi.Parameter(
         default="",
         description="Comma-separated inputs: CzEng files or globs (gzip or plain), x.cs files "
-        "(x.en beside them; x.de … for --source-language de), or foreign_file::english_file pairs. Empty: the embedded demo corpus.",
+        "(x.en beside them; x.de … for --source-language de), or foreign_file::english_file pairs; @FILE: the items FILE lists, one a line. "
+        "Empty: the embedded demo corpus.",
     )
     source_language = luigi.Parameter(
         default=languages.DEFAULT,

@@ -27,7 +27,8 @@ SCORED_ROWS_PER_WORKER = 1_000
 
 TRANSLATIONS_HELP = ("Translations made elsewhere: comma-separated foreign_file::translation_file items, line i of a "
                      "translation file translating line i of the foreign file (an input's); a glob gives one file per "
-                     "system. Scored by --translator when one is named, else trans_score is empty.")
+                     "system, foreign_file::NAME=file names its system; @FILE: the items FILE lists, one a line. "
+                     "Scored by --translator when one is named, else trans_score is empty.")
 
 
 class ImportTranslations(RunsTranslator):
