@@ -32,23 +32,26 @@ ROWS_PER_WORKER = 1_000_000
 RUNNERS = {"DaskRunner": "pipelines.dask_runner.DaskRunner"}
 
 
-def direct_workers(requested: int, rows: int | None = None, rows_per_worker: int = ROWS_PER_WORKER) -> int:
+def direct_workers(requested: int, rows: int | None = None, rows_per_worker: int = ROWS_PER_WORKER, elements: int | None = None) -> int:
     """DirectRunner worker processes for a pipeline over ``rows`` input rows: ``requested`` when
     it is not 0 (1 = in process); 0 = one per ``rows_per_worker`` rows (a stage whose rows cost
     more gives fewer), at most one per core, so a small input runs in process; with no row
-    count, one per core."""
+    count, one per core. At most one per element of work when their number is known (a stage
+    whose elements are whole shards, to translate or import): a worker without one only waits,
+    and a translator's threads are the cores divided by the workers."""
     if requested:
         return requested
     cores = os.cpu_count() or 1
-    return cores if rows is None else max(1, min(cores, rows // rows_per_worker))
+    workers = cores if rows is None else max(1, min(cores, rows // rows_per_worker))
+    return workers if elements is None else max(1, min(workers, elements))
 
 
 def pipeline_options(runner: str = "DirectRunner", num_workers: int = 0, extra_args: str = "", log_level: int = logging.WARNING, rows: int | None = None,
-                     dask_scheduler: str = "", rows_per_worker: int = ROWS_PER_WORKER) -> PipelineOptions:
+                     dask_scheduler: str = "", rows_per_worker: int = ROWS_PER_WORKER, elements: int | None = None) -> PipelineOptions:
     """Build options for ``runner``; ``extra_args`` are passed through verbatim.
 
-    For the DirectRunner, ``direct_workers(num_workers, rows, rows_per_worker)`` worker
-    processes are used (``rows``: the pipeline's input rows, when known). For Flink, Spark, Dataflow or a
+    For the DirectRunner, ``direct_workers(num_workers, rows, rows_per_worker, elements)`` worker
+    processes are used (``rows``: the pipeline's input rows, ``elements``: its units of work, when known). For Flink, Spark, Dataflow or a
     portable job server, put the runner's own flags in ``extra_args``, e.g.
     ``--flink_master=host:8081 --environment_type=LOOPBACK``. ``DaskRunner`` is the project's
     (``pipelines.dask_runner``), on the scheduler at ``dask_scheduler`` (empty: a local cluster).
@@ -70,7 +73,7 @@ def pipeline_options(runner: str = "DirectRunner", num_workers: int = 0, extra_a
         # compatibility version is set, and Beam's own version changes no transform's expansion.
         args.append(f"--update_compatibility_version={beam_version}")
     if runner == "DirectRunner" and not any(a.startswith("--direct_") for a in args):
-        workers = direct_workers(num_workers, rows, rows_per_worker)
+        workers = direct_workers(num_workers, rows, rows_per_worker, elements)
         if workers == 1:
             args.append("--direct_running_mode=in_memory")
         else:

@@ -48,18 +48,19 @@ class RunsTranslator(UsesGpu, TranslatorChoice, StageTask):
     share_model = luigi.BoolParameter(default=False, significant=False, description="On the CPU too: one model per machine, shared by the worker processes (on a GPU it always is).")
     accept_translations = luigi.Parameter(default="", significant=False, description=f"Figures of the translations' check accepted out of their bounds ({', '.join(translation_check.NAMES)}; comma-separated): the run goes on, and the summary still shows them.")
 
-    def translator_spec(self, model: NmtModel, options: DecodeOptions | None = None, rows: int | None = None) -> TranslatorSpec:
+    def translator_spec(self, model: NmtModel, elements: int, options: DecodeOptions | None = None, rows: int | None = None) -> TranslatorSpec:
         """How the workers load ``model``: on the device the engine can use, the CPU's cores
-        divided between the DirectRunner's worker processes for ``rows`` (pipelines.options.
-        direct_workers: all of them for a stage run in process) unless --threads says otherwise."""
+        divided between the DirectRunner's worker processes for ``rows`` in ``elements`` units of
+        work (pipelines.options.direct_workers, as run_units starts them: all of them for a stage
+        run in process) unless --threads says otherwise."""
         device = resolve_device(self.engine, self.device)
-        return TranslatorSpec(model, self.engine, device, self.compute_type, self._threads(device, rows), options or DecodeOptions())
+        return TranslatorSpec(model, self.engine, device, self.compute_type, self._threads(device, rows, elements), options or DecodeOptions())
 
-    def _threads(self, device: str, rows: int | None) -> int:
+    def _threads(self, device: str, rows: int | None, elements: int) -> int:
         if self.threads or device != "cpu" or paranmt().runner != "DirectRunner":
             return self.threads
         cores = os.cpu_count() or 1
-        return max(1, cores // direct_workers(paranmt().direct_num_workers, rows, self.rows_per_worker))
+        return max(1, cores // direct_workers(paranmt().direct_num_workers, rows, self.rows_per_worker, elements))
 
     def pairs_dirs(self, partial_dir: Path) -> tuple[str, str]:
         """The partial output's ``pairs`` and ``rejects`` folders, half-written parts of a killed run removed."""
@@ -68,15 +69,16 @@ class RunsTranslator(UsesGpu, TranslatorChoice, StageTask):
             io.remove_temporaries(directory)
         return pairs_dir, rejects_dir
 
-    def run_units(self, partial_dir: Path, pending: list, build, tally, rows: int | None = None) -> int:
-        """Run ``build(pipeline, marks)`` over the ``pending`` units (none: nothing to run),
-        reporting ``tally(marks, already)``; returns the models it loaded."""
-        if not pending:
+    def run_units(self, partial_dir: Path, elements: int, build, tally, rows: int | None = None) -> int:
+        """Run ``build(pipeline, marks)`` over the pending units, ``elements`` elements of work
+        (none: nothing to run; no more worker processes than that), reporting ``tally(marks,
+        already)``; returns the models it loaded."""
+        if not elements:
             return 0
         pairs_dir, rejects_dir = str(partial_dir / "pairs"), str(partial_dir / "rejects")
         already = io.dataset_rows(pairs_dir) + io.dataset_rows(rejects_dir)
         with marking(str(partial_dir / f"_{self.stage}-progress")) as marks, progress_while_running(tally(marks, already), self.progress, already):
-            self.run_pipeline(lambda pipeline: build(pipeline, marks), rows=rows)
+            self.run_pipeline(lambda pipeline: build(pipeline, marks), rows=rows, elements=elements)
             return marks.count("loaded")
 
     def check_inputs(self) -> None:
@@ -126,14 +128,14 @@ class BackTranslate(RunsTranslator):
 
         pairs_dir, rejects_dir = self.pairs_dirs(partial_dir)
         model = NmtModel.load(self.requires()["model"].output_dir)
-        spec = self.translator_spec(model, config_from(self, DecodeOptions))
         bitext_files, total = self.requires()["bitext"].committed("bitext")
         pending = pending_shards(bitext_files, pairs_dir)
+        spec = self.translator_spec(model, len(pending), config_from(self, DecodeOptions))
         already = io.dataset_rows(pairs_dir) + io.dataset_rows(rejects_dir)
         shared = ", one model shared by the worker processes" if model_is_shared(spec, self.share_model) else ""
         self.progress(f"{len(pending)} shard(s) to translate with {self.engine} on {spec.device}, beam {self.beam_size}{shared}")
         started = time.time()
-        loaded = self.run_units(partial_dir, pending, lambda p, marks: build_backtranslate(p, pending, pairs_dir, rejects_dir, spec, self.chunk_rows, self.share_model, marks),
+        loaded = self.run_units(partial_dir, len(pending), lambda p, marks: build_backtranslate(p, pending, pairs_dir, rejects_dir, spec, self.chunk_rows, self.share_model, marks),
                                 lambda marks, done: translation_tally(marks, total, done))
         seconds = time.time() - started
         rows, rejects = self.finished_pairs(partial_dir, total, "bitext rows (pairs and rejects)")

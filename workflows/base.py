@@ -594,12 +594,14 @@ class StageTask(WorkDirectoryTask):
             self._last_progress_line = now
             log.info("%s: %s", self.stage, message)
 
-    def run_pipeline(self, build_pipeline, rows: int | None = None) -> None:
+    def run_pipeline(self, build_pipeline, rows: int | None = None, elements: int | None = None) -> None:
         """Run ``build_pipeline(pipeline)`` on the configured Beam runner and wait for it;
         ``rows``, the input's size when known, lets the DirectRunner run a small input in process
-        (without it, one worker process per core)."""
+        (without it, one worker process per core); ``elements``, its units of work when they are
+        few and whole (shards), keeps it from starting workers that would have none."""
         config = paranmt()
-        options = pipeline_options(config.runner, config.direct_num_workers, config.beam_args, log_level(), rows, config.dask_scheduler, self.rows_per_worker)
+        options = pipeline_options(config.runner, config.direct_num_workers, config.beam_args, log_level(), rows, config.dask_scheduler,
+                                   self.rows_per_worker, elements)
         in_workers = options.get_all_options().get("direct_running_mode") == "multi_processing"
         with one_line_if_a_worker_dies() as worker_died, worker_tracebacks_dropped(worker_died) if in_workers else contextlib.nullcontext(), \
                 beam.Pipeline(options=options) as pipeline:

@@ -15,7 +15,7 @@ from models.nmt.model import NmtModel
 from pipelines import io
 from pipelines.batches import shard_number
 from pipelines.progress import Tally
-from pipelines.translations import STAGE, ImportUnit, Translations, build_import, import_units
+from pipelines.translations import STAGE, ImportUnit, Translations, build_import, import_units, work_elements
 from workflows.backtranslate import RunsTranslator
 from workflows.ingest import LINES_PER_WORKER, IngestBitext, checked_rejects
 
@@ -75,14 +75,15 @@ class ImportTranslations(RunsTranslator):
                                     bitext.max_line_bytes)
         units = import_units(bitext_files, translations)
         total = sum(unit.rows for unit in units)
-        if model:
-            translations = replace(translations, scorer=self.translator_spec(model, rows=total))
         done = {shard_number(path) for path in io.dataset_files(pairs_dir)}
         pending = [unit for unit in units if unit.number not in done]
+        elements = len(work_elements(pending))
+        if model:
+            translations = replace(translations, scorer=self.translator_spec(model, elements, rows=total))
         scoring = f", scored by {model.system} (forced decoding)" if model else ", not scored (no --translator)"
         self.progress(f"{len(self.translation_files)} translation file(s) over {len(bitext_files)} bitext shard(s){scoring}")
         started = time.time()
-        loaded = self.run_units(partial_dir, pending, lambda p, marks: build_import(p, pending, translations, pairs_dir, rejects_dir, self.chunk_rows, self.share_model, marks),
+        loaded = self.run_units(partial_dir, elements, lambda p, marks: build_import(p, pending, translations, pairs_dir, rejects_dir, self.chunk_rows, self.share_model, marks),
                                 lambda marks, done: Tally(lambda: done + marks.count("pairs"), total, "translations read", "translations"), rows=total)
         rows, by_reason = self.finished_pairs(partial_dir, total, "translations of the bitext rows (pairs and rejects)")
         per_file = self.check_each_file(units, pairs_dir, rejects_dir)

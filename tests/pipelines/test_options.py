@@ -28,6 +28,17 @@ def test_a_stage_whose_rows_cost_more_starts_a_worker_for_fewer_of_them():
         assert direct_args(rows=400_000) == ("in_memory", 1)  # the same rows at a scored pair's cost
 
 
+def test_no_more_workers_start_than_there_are_elements_of_work():
+    """A stage whose elements are whole shards (to translate, to import) gets a worker per shard
+    at most: a second worker for one shard would only wait, and halve a translator's threads."""
+    cores = os.cpu_count() or 1
+    assert direct_workers(0, None, elements=1) == direct_workers(0, 10**9, elements=1) == 1
+    assert direct_workers(0, None, elements=10**6) == cores
+    assert direct_workers(0, None, elements=0) == 1
+    assert direct_workers(3, None, elements=1) == 3  # a number asked for is kept
+    assert direct_args(rows=10**9, elements=1) == ("in_memory", 1)
+
+
 def test_a_runner_flag_given_in_the_extra_args_wins():
     assert direct_args(rows=1000, extra_args="--direct_running_mode=multi_threading") == ("multi_threading", 1)
 

@@ -1,6 +1,7 @@
 """A small raw input is read in process, through the ``luigi`` command: no Beam worker process
 starts for 300 lines (each costs seconds, and needs connections to 127.0.0.1, which some machines
-refuse), with the worker count left to the input's size (``--paranmt-direct-num-workers 0``)."""
+refuse), with the worker count left to the input's size (``--paranmt-direct-num-workers 0``); nor
+for one shard to back-translate (a second worker would wait, the translator on half the cores)."""
 
 import os
 import subprocess
@@ -8,6 +9,10 @@ import sys
 import time
 
 import pytest
+
+from workflows.base import read_manifest
+from hf_fixtures import GERMAN, marian
+from nmt_fixtures import ACCEPT_ALL
 from test_bad_input_cli import REPO, czeng_text
 from test_worker_death import worker_processes
 
@@ -43,3 +48,17 @@ def test_a_small_raw_input_is_read_without_worker_processes(tmp_path, task, opti
     assert done.returncode == 0, done.stdout
     assert f"{LINES} lines" in done.stdout, done.stdout  # the plan the size came from
     assert not workers, f"{len(workers)} Beam worker process(es) started for {LINES} lines\n{done.stdout}"
+
+
+def test_one_shard_is_back_translated_in_process_on_every_core(tmp_path):
+    news, english = tmp_path / "news.de", tmp_path / "news.en"
+    news.write_text("".join(f"{de}\n" for de, _ in GERMAN), encoding="utf-8")
+    english.write_text("".join(f"{en}\n" for _, en in GERMAN), encoding="utf-8")
+    done, workers = workers_seen_while_running([sys.executable, "-m", "luigi", "--module", "workflows", "BackTranslate", "--inputs", f"{news}::{english}",
+                                                "--source-language", "de", "--translator", str(marian(tmp_path / "marian")), "--local-scheduler",
+                                                "--BackTranslate-accept-translations", ACCEPT_ALL, "--paranmt-workdir", str(tmp_path / "work"),
+                                                "--paranmt-direct-num-workers", "0"])
+    assert done.returncode == 0, done.stdout
+    assert "1 shard(s) to translate" in done.stdout, done.stdout
+    assert not workers, f"{len(workers)} Beam worker process(es) started for one shard\n{done.stdout}"
+    assert read_manifest(tmp_path / "work" / "backtranslate" / "latest")["models_loaded_this_run"] == 1
