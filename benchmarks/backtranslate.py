@@ -7,13 +7,20 @@ Rows, in one run, beam 12, the same length limit and token budget:
   * fairseq engine: this stage's second engine (fairseq's generator, in process);
   * CTranslate2: the default engine, the device's default compute type (float32 on CPU,
     float16 on GPU), and int8 (the CPU option);
-  * BackTranslate Beam pipeline: the stage end to end on the DirectRunner (worker start-up,
-    model loading in each worker, Parquet output included), with CTranslate2 or the fairseq
-    engine (the GPU engine where CTranslate2 cannot use the GPU).
+  * BackTranslate Beam pipeline: the stage's pipeline on the DirectRunner over 2 shards a worker
+    (worker start-up, model loading in each worker, Parquet output included), with CTranslate2
+    or the fairseq engine (the GPU engine where CTranslate2 cannot use the GPU);
+  * BackTranslate stage: the ``luigi`` command a user runs (the sentences ingested as a bitext
+    first, its shards as IngestBitext makes them, or ``--stage-shards``; the worker processes
+    and threads as the stage chooses them), its sentences over the stage's own seconds (its
+    manifest's: start-up, model loads, the translation check included).
+The "× engine" column gives each pipeline or stage row's rate over its engine's in process (the
+issue's bar: 0.8).
 A row on a GPU also reports the peak GPU memory of its process (``torch.cuda.max_memory_allocated``;
 none where the model lives in another process: fairseq-generate, a Beam worker).
-Each row runs in a fresh process. Sentences: newstest2021's Czech side when ../shared/data is
-there, else the demo corpus. Models: ``--model`` (a folder with ``nmt.json`` from
+Each row runs in a fresh process. Sentences: ``--source`` (a file or a glob, e.g. csen-more's
+``work/csen-more/*.cs`` from scripts/prepare_csen_more.py, 97,971 lines), else newstest2021's Czech
+side when ../shared/data is there, else the demo corpus. Models: ``--model`` (a folder with ``nmt.json`` from
 ConvertTranslator; repeat it to measure several, e.g. the csen-more ``small`` model and a
 ``base``-size one, the paper's size), by default the newest ``<workdir>/nmt-ct2/latest``, built
 from the demo corpus if missing. Each model's rows compare with its own fairseq-generate row; the
@@ -23,6 +30,7 @@ last column projects the hours for ParaNMT-50M's 51.4M sentences on this device.
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import os
 import re
@@ -43,7 +51,9 @@ MODES = {
     "ct2-int8": "CTranslate2 int8",
     "beam": "BackTranslate Beam pipeline, CTranslate2",
     "beam-fairseq": "BackTranslate Beam pipeline, fairseq engine",
+    "stage": "BackTranslate stage (luigi command), CTranslate2",
 }
+ENGINE_OF = {"beam": "ct2", "stage": "ct2", "beam-fairseq": "fairseq"}
 
 
 def sentence_source(source: Path | None) -> Path | None:
@@ -52,9 +62,11 @@ def sentence_source(source: Path | None) -> Path | None:
 
 
 def sentences(source: Path | None, count: int) -> list[str]:
+    """The first ``count`` non-empty lines of the source (a glob: its files in name order)."""
     source = sentence_source(source)
     if source is not None:
-        lines = source.read_text(encoding="utf-8").splitlines()
+        files = sorted(glob.glob(str(source))) or [str(source)]
+        lines = [line for file in files for line in Path(file).read_text(encoding="utf-8").splitlines()]
     else:
         import gzip
 
@@ -159,6 +171,35 @@ def run_beam(model, texts, device, options, workers, engine="ctranslate2") -> tu
     return len(pairs), int(pairs.trans_n_tokens.sum()), seconds
 
 
+def run_stage(model: Path, texts, device, options, shards: int) -> tuple[int, int, float]:
+    """The BackTranslate ``luigi`` command on ``texts`` (ingested first as a bitext whose English
+    side is the same lines, ``shards`` shards: 0, IngestBitext's default) with the model in the
+    folder ``model``; returns
+    (sentences, tokens, the stage's seconds from its manifest). Its translations are accepted
+    whatever the check finds: a benchmark's model may be trained for minutes."""
+    import subprocess
+    import sys
+
+    import pandas as pd
+
+    from benchmarks.size import stage_seconds
+    from corpus.translation_check import NAMES
+
+    with tempfile.TemporaryDirectory() as tmp:
+        for suffix in ("cs", "en"):
+            Path(tmp, f"bench.{suffix}").write_text("".join(f"{text}\n" for text in texts), encoding="utf-8")
+        command = [sys.executable, "-m", "luigi", "--module", "workflows", "BackTranslate", "--local-scheduler",
+                   "--inputs", f"{tmp}/bench.cs::{tmp}/bench.en", "--source-language", "cs", "--translator", str(model),
+                   "--device", device, "--beam-size", str(options.beam_size), "--batch-tokens", str(options.batch_tokens),
+                   "--BackTranslate-accept-translations", ",".join(NAMES), "--paranmt-workdir", f"{tmp}/work",
+                   *(["--IngestBitext-num-shards", str(shards)] if shards else [])]
+        done = subprocess.run(command, cwd=tmp, capture_output=True, text=True)
+        if done.returncode:
+            raise SystemExit(f"the BackTranslate command failed ({done.returncode}): {done.stderr[-2000:]}")
+        pairs = pd.read_parquet(f"{tmp}/work/backtranslate/latest/pairs")
+        return len(pairs), int(pairs.trans_n_tokens.sum()), stage_seconds(Path(tmp, "work"), "backtranslate")
+
+
 def measure(args) -> None:
     """Child-process entry: one mode, one JSON line."""
     from models.nmt.model import NmtModel
@@ -169,6 +210,8 @@ def measure(args) -> None:
     options = DecodeOptions(beam_size=args.beam, batch_tokens=args.batch_tokens)
     if args.measure.startswith("generate"):
         result = run_generate(model, texts, args.device, options, 1 if args.measure == "generate-1thread" else 0)
+    elif args.measure == "stage":
+        result = run_stage(args.model[0], texts, args.device, options, args.stage_shards)
     elif args.measure.startswith("beam"):
         result = run_beam(model, texts, args.device, options, args.workers, "fairseq" if args.measure == "beam-fairseq" else "ctranslate2")
     else:
@@ -191,6 +234,7 @@ def main() -> None:
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     parser.add_argument("--threads", type=int, default=0, help="CPU threads of the in-process engines (0 = all cores)")
     parser.add_argument("--workers", type=int, default=0, help="DirectRunner processes for the Beam row (0 = one per core)")
+    parser.add_argument("--stage-shards", type=int, default=0, help="Shards of the stage row's bitext (0: IngestBitext's default, 100,000 lines each)")
     parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated subset of {','.join(MODES)}")
     parser.add_argument("--measure", choices=list(MODES), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -203,7 +247,7 @@ def main() -> None:
     args.device = resolve_device("ctranslate2", args.device)
     common = ["--sentences", str(args.sentences), "--beam", str(args.beam),
               "--batch-tokens", str(args.batch_tokens), "--device", args.device, "--threads", str(args.threads),
-              "--workers", str(args.workers), *(["--source", str(args.source)] if args.source else [])]
+              "--workers", str(args.workers), "--stage-shards", str(args.stage_shards), *(["--source", str(args.source)] if args.source else [])]
     modes = [mode for mode in args.modes.split(",") if not (mode in ("ct2-int8", "generate-1thread") and args.device == "cuda")]
     load_before = os.getloadavg()[0]
     rows = []
@@ -216,7 +260,7 @@ def main() -> None:
     print(f"Back-translation, beam {args.beam}, {len(texts)} sentences ({sentence_source(args.source) or 'demo corpus'}), "
           f"device {args.device}, in-process threads {args.threads or 'all cores'}, on {machine()}; "
           f"load average {load_before:.1f} before, {load_after:.1f} after\n")
-    print(markdown_table(["model", "engine", "sentences", "seconds", "sentences/s", "target tokens/s", "× fairseq-generate",
+    print(markdown_table(["model", "engine", "sentences", "seconds", "sentences/s", "target tokens/s", "× fairseq-generate", "× engine",
                           f"hours for {PAPER_SENTENCES / 1e6:.1f}M sentences (paper: {PAPER_GPU_HOURS:,} GPU-h)"], rows))
 
 
@@ -228,7 +272,9 @@ def model_rows(model: Path, results: dict[str, dict]) -> list[list]:
     for mode, r in results.items():
         rate = r["sentences"] / r["seconds"]
         speedup = rate / (base["sentences"] / base["seconds"]) if base else float("nan")
-        rows.append([label, MODES[mode], r["sentences"], r["seconds"], rate, r["tokens"] / r["seconds"], speedup,
+        engine = results.get(ENGINE_OF.get(mode, ""))
+        of_engine = f"{rate / (engine['sentences'] / engine['seconds']):.2f}" if engine else ""
+        rows.append([label, MODES[mode], r["sentences"], r["seconds"], rate, r["tokens"] / r["seconds"], speedup, of_engine,
                      PAPER_SENTENCES / rate / 3600])
     return rows
 

@@ -143,12 +143,10 @@ class TrainTranslator(UsesGpu, ReadsBitext, WritesNmtModel):
             return []
         return {"bitext": IngestBitext(**self.input_params()), "spm": TrainSentencePiece(**self.input_params())}
 
-    def resolved_preset(self) -> str:
-        """``auto``: the tiny model for the embedded demo corpus (empty --inputs), trained on a CPU
-        in minutes; the base model for real data."""
-        if self.preset != "auto":
-            return self.preset
-        return "tiny" if not self.inputs else "base"
+    def resolved_preset(self, pairs: int) -> str:
+        """``auto``: the preset for a bitext of ``pairs`` rows (fairseq_train.preset_for: the
+        embedded demo corpus's 400 get the tiny model, trained on a CPU in minutes)."""
+        return fairseq_train.preset_for(pairs) if self.preset == "auto" else self.preset
 
     def input_files(self) -> list[str]:
         if self.model_dir:
@@ -176,7 +174,8 @@ class TrainTranslator(UsesGpu, ReadsBitext, WritesNmtModel):
         if self.checkpoint:
             return self._use_given(partial_dir)
         device = resolve_device("fairseq", self.device)
-        config = config_from(self, fairseq_train.TrainConfig, preset=self.resolved_preset(), fp16=device == "cuda", cpu=device == "cpu",
+        _, pairs = self.requires()["bitext"].committed("bitext")
+        config = config_from(self, fairseq_train.TrainConfig, preset=self.resolved_preset(pairs), fp16=device == "cuda", cpu=device == "cpu",
                              extra_args=self.fairseq_args)
         spm_task = self.requires()["spm"]
         spm_paths = {lang: path.resolve() for lang, path in spm_task.model_paths().items()}

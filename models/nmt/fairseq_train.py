@@ -37,7 +37,7 @@ _COMMON = [
 # `small` is the usual model for ~100k-pair corpora (csen-more) on one GPU; `base` and
 # `big` are Vaswani et al.'s models for CzEng-sized data. Every preset stops: after its epochs, or
 # earlier when the validation loss stops improving (--patience).
-# The preset "auto" is resolved by the task: tiny for the embedded demo corpus, base otherwise.
+# The preset "auto" is chosen by the corpus's size (AUTO_PRESETS, preset_for).
 PRESETS: dict[str, dict] = {
     "tiny": {
         "arch": ["--arch", "transformer", "--encoder-layers", "2", "--decoder-layers", "2",
@@ -74,6 +74,17 @@ PRESETS: dict[str, dict] = {
 }
 
 
+# "auto": the first preset whose pair limit the training pairs are under, else base. A 60M-weight
+# base model for a few hundred pairs learns nothing more than tiny does and writes 546 MB
+# checkpoints; small is the usual model for ~100k pairs (csen-more), base for CzEng's millions.
+AUTO_PRESETS = ((20_000, "tiny"), (1_000_000, "small"))
+
+
+def preset_for(pairs: int) -> str:
+    """The preset "auto" means for a corpus of ``pairs`` training pairs."""
+    return next((preset for limit, preset in AUTO_PRESETS if pairs < limit), "base")
+
+
 def fairseq_env(threads: int = 0) -> dict[str, str]:
     """Environment for fairseq processes: torch ≥ 2.6 refuses fairseq's pickled checkpoints otherwise.
 
@@ -90,7 +101,7 @@ def fairseq_env(threads: int = 0) -> dict[str, str]:
 class TrainConfig:
     """What ``fairseq-train`` is told; zero / empty values take the preset's."""
 
-    preset: str = setting("auto", "Model and optimizer preset: tiny (demo, CPU), fast (a few GPU minutes), small (~100k pairs), base, big; auto: tiny for the embedded demo, else base.",
+    preset: str = setting("auto", "Model and optimizer preset: tiny (demo, CPU), fast (a few GPU minutes), small (~100k pairs), base, big; auto: by the corpus's size, tiny below 20,000 pairs, small below 1M, else base.",
                           choices=lambda: ["auto", *sorted(PRESETS)])
     max_epoch: int = setting(0, "Stop after this many epochs (0: the preset's).")
     max_update: int = setting(0, "Stop after this many updates (0: no limit).")
@@ -100,6 +111,8 @@ class TrainConfig:
     dropout: float = setting(-1.0, "Dropout (negative: the preset's).")
     seed: int = setting(1, "Training seed.")
     patience: int = setting(10, "Stop when validation loss has not improved for this many validations.")
+    # Validate and save (best and last, with the optimizer's state: 546 MB for `base`) about this
+    # often, however short an epoch (0: at every epoch's end, fairseq's default).
     save_interval_updates: int = 2000
     fp16: bool = False
     cpu: bool = True
@@ -121,8 +134,22 @@ class TrainConfig:
     def threads(self) -> int:
         return PRESETS[self.preset]["threads"] if self.cpu else 0
 
-    def arguments(self, shared_vocabulary: bool) -> list[str]:
+    def epochs_per_save(self, updates_per_epoch: int) -> int:
+        """Epochs between validations and saves: one, or, when an epoch is shorter than
+        ``save_interval_updates`` updates, as many as make about that many (a 200-pair corpus's
+        epoch is a few updates, and a save at each end wrote two 546 MB checkpoints every few
+        updates), a divisor of the epoch limit so that the last epoch still validates and saves."""
+        if not self.save_interval_updates or not updates_per_epoch:
+            return 1
+        wanted = max(1, self.save_interval_updates // updates_per_epoch)
+        max_epoch = self.value("max_epoch")
+        return max(d for d in range(1, min(wanted, max_epoch) + 1) if max_epoch % d == 0) if max_epoch else wanted
+
+    def arguments(self, shared_vocabulary: bool, updates_per_epoch: int = 0) -> list[str]:
+        """fairseq-train's options; ``updates_per_epoch`` (an estimate, updates_per_epoch()) sets
+        how many epochs go between validations and saves (epochs_per_save)."""
         max_epoch, max_update = self.value("max_epoch"), self.max_update
+        epochs = self.epochs_per_save(updates_per_epoch)
         args = [
             *PRESETS[self.preset]["arch"], *_COMMON,
             "--lr", str(self.value("lr")), "--warmup-updates", str(self.value("warmup_updates")),
@@ -133,10 +160,12 @@ class TrainConfig:
             "--max-target-positions", str(self.max_positions),
             "--share-all-embeddings" if shared_vocabulary else "--share-decoder-input-output-embed",
             "--patience", str(self.patience),
-            "--no-epoch-checkpoints", "--save-interval-updates", str(self.save_interval_updates),
+            "--no-epoch-checkpoints", "--save-interval-updates", str(self.save_interval_updates if epochs == 1 else 0),
             "--keep-interval-updates", "1", "--skip-invalid-size-inputs-valid-test",
             "--log-format", "simple", "--log-interval", "50",
         ]
+        if epochs > 1:  # at epochs' ends only, not also at the (now mid-epoch) update counts
+            args += ["--save-interval", str(epochs), "--validate-interval", str(epochs)]
         if max_epoch:
             args += ["--max-epoch", str(max_epoch)]
         if max_update:
@@ -146,13 +175,27 @@ class TrainConfig:
         return [*args, *shlex.split(self.extra_args)]
 
 
+def updates_per_epoch(data_dir: Path, max_tokens: int) -> int:
+    """About how many updates an epoch of the binarized training pairs takes: fairseq fills a
+    batch up to ``max_tokens`` of the longer side (plus end of sentence) of length-sorted pairs."""
+    import numpy as np
+    from fairseq.data import indexed_dataset
+
+    # An index's sizes are a view of its memory map, closed when the index is collected: keep both.
+    indexes = [indexed_dataset.MMapIndexedDataset.Index(indexed_dataset.index_file_path(str(data_dir / f"train.{SOURCE_LANG}-{TARGET_LANG}.{lang}")))
+               for lang in (SOURCE_LANG, TARGET_LANG)]
+    tokens = int(np.maximum(*(index.sizes for index in indexes)).astype(np.int64).sum())
+    return max(1, -(-tokens // max_tokens))
+
+
 def train(data_dir: Path, save_dir: Path, config: TrainConfig, shared_vocabulary: bool,
           on_line: Callable[[str], None] | None = None) -> Path:
     """Run (or resume) ``fairseq-train``; returns the best checkpoint (lowest validation loss)."""
     save_dir.mkdir(parents=True, exist_ok=True)
     has_valid = (data_dir / f"valid.{SOURCE_LANG}-{TARGET_LANG}.{SOURCE_LANG}.bin").exists()
+    updates = updates_per_epoch(data_dir, config.value("max_tokens")) if config.save_interval_updates else 0
     args = [str(data_dir), "--source-lang", SOURCE_LANG, "--target-lang", TARGET_LANG,
-            "--save-dir", str(save_dir), *config.arguments(shared_vocabulary)]
+            "--save-dir", str(save_dir), *config.arguments(shared_vocabulary, updates)]
     if not has_valid:
         args.append("--disable-validation")
     run_tool("train", args, on_line, config.threads)

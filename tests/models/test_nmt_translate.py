@@ -3,6 +3,8 @@
 import io
 import json
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -39,6 +41,29 @@ def test_a_resumed_training_ends_with_the_uninterrupted_weights(tiny_nmt):
     resumed, uninterrupted = load(tiny_nmt.root / "checkpoints" / "checkpoint_last.pt"), load(tiny_nmt.root / "uninterrupted" / "checkpoint_last.pt")
     assert resumed.keys() == uninterrupted.keys()
     assert all(torch.equal(resumed[name], uninterrupted[name]) for name in resumed)
+
+
+def test_epochs_shorter_than_the_save_interval_validate_and_save_every_few_epochs_and_at_the_last(tiny_nmt, tmp_path):
+    """Issue 52: a 200-pair corpus's epoch is a few updates, and a validation and two saves at
+    each epoch's end took most of the training's time; now every few epochs, the last included."""
+    data = tiny_nmt.root / "data-bin"
+    per_epoch = fairseq_train.updates_per_epoch(data, fairseq_train.PRESETS["tiny"]["max_tokens"])
+    config = fairseq_train.TrainConfig(preset="tiny", max_epoch=6, lr=3e-3, warmup_updates=30, save_interval_updates=3 * per_epoch + 1)
+    assert config.epochs_per_save(per_epoch) == 3
+    assert fairseq_train.TrainConfig(preset="tiny", max_epoch=7, save_interval_updates=3 * per_epoch).epochs_per_save(per_epoch) == 1  # 7 is prime
+    log: list[str] = []
+    fairseq_train.train(data, tmp_path / "checkpoints", config, True, log.append)
+    validated = [int(re.search(r"epoch (\d+)", line).group(1)) for line in log if "| valid on" in line]
+    assert validated == [3, 6], "\n".join(log[-30:])
+    assert sum("Saved checkpoint" in line for line in log) == 2
+    first_epoch = next(line for line in log if "epoch 001 |" in line and "num_updates" in line and "valid on" not in line)
+    updates = int(first_epoch.split("num_updates ")[1].split()[0])
+    assert 0.7 * updates <= per_epoch <= 1.3 * updates, (per_epoch, first_epoch)
+
+
+def test_auto_picks_the_model_by_the_corpus_size():
+    assert [fairseq_train.preset_for(n) for n in (400, 19_999, 20_000, 98_000, 999_999, 1_000_000, 51_400_000)] == \
+        ["tiny", "tiny", "small", "small", "small", "base", "base"]
 
 
 def test_model_learned_the_toy_language(tiny_nmt):
