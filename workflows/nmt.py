@@ -207,8 +207,8 @@ class TrainTranslator(UsesGpu, ReadsBitext, WritesNmtModel):
 
     def _on_fairseq_line(self, line: str) -> None:
         """Epoch summaries, validations and every ``--log-interval`` updates go to the log and status."""
-        if any(mark in line for mark in ("| valid on", "| INFO | train |", "| INFO | train_inner |")):
-            self.progress(line.split(" | ", 3)[-1])
+        if message := fairseq_train.progress_message(line):
+            self.progress(message)
 
     def _use_given(self, partial_dir: Path) -> dict:
         """The given checkpoint, dictionaries and sentencepiece models copied into this stage's

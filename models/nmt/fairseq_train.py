@@ -10,6 +10,7 @@ same directories continues an interrupted training.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -203,6 +204,19 @@ def train(data_dir: Path, save_dir: Path, config: TrainConfig, shared_vocabulary
     if not best.exists():
         raise RuntimeError(f"fairseq-train finished without writing {best}")
     return best
+
+
+# A training or validation summary line of fairseq-train, in its own format ("… | INFO |
+# train_inner | epoch 001: …") or in logging's default one, which fairseq's takes the place of
+# when a module logged before fairseq set its format ("INFO:train_inner:epoch 001: …", as here).
+_PROGRESS_LINE = re.compile(r"(?:^|\| )INFO(?: \| |:)(?:train_inner|train|valid)(?: \| |:)(epoch .*)")
+
+
+def progress_message(line: str) -> str | None:
+    """What a progress report says of a fairseq-train output line: its epoch, updates, loss (or
+    the validation's), from a training or validation summary; None for any other line."""
+    found = _PROGRESS_LINE.search(line)
+    return found.group(1) if found else None
 
 
 def run_tool(name: str, args: list[str], on_line: Callable[[str], None] | None = None, threads: int = 0) -> None:
