@@ -13,16 +13,15 @@ that can stop early do so and still write what they have:
  3. export: the checkpoint in float16 without optimizer state, in parts of at most 16 MiB, its
     dictionaries and sentencepiece model into DIR (``models.nmt.export``);
  4. evaluate: EvaluateTranslator (fairseq engine) on newstest2021, the CUNI system beside it;
- 5. speed: ``benchmarks.backtranslate`` on 2,000 newstest2021 Czech sentences (the cs-en sources and
-    the en-cs references), beam 12: fairseq-generate
-    (the baseline), the fairseq engine in process (peak GPU memory), the BackTranslate stage;
- 6. backtranslate: ``BackTranslate --model-dir DIR --engine fairseq`` (the route a CPU machine
-    takes with DIR) on every Czech sentence of the corpus, or, if the rate measured in step 5
-    says they do not all fit in the share, on a seeded sample of as many as fit (the report
-    says how many);
- 7. corpus: ScorePairs and AssignDeciles (BuildParaNMT on the same inputs), the corpus into DIR
+ 5. backtranslate: the fairseq engine in process on a seeded sample of the sentences (its rate and
+    peak GPU memory: the baseline), then ``BackTranslate --model-dir DIR --engine fairseq`` (the
+    route a CPU machine takes with DIR) on every distinct real Czech sentence there is (csen-more's
+    and newstest2021's 2,000, 99,971), or, if the engine's rate says they do not all fit in the
+    share, on a seeded sample of as many as fit (the report says how many); the stage's rate
+    beside the engine's, and the GPU-hours for 51.4M sentences at the stage's;
+ 6. corpus: ScorePairs and AssignDeciles (BuildParaNMT on the same inputs), the corpus into DIR
     as Parquet;
- 8. encoders: Word Avg (defaults) and BiLSTM Avg training pairs/s on the GPU, beside the CPU.
+ 7. encoders: Word Avg (defaults) and BiLSTM Avg training pairs/s on the GPU, beside the CPU.
 
 DIR receives at most 8 files of at most 16 MiB, 64 MiB in all: report.md (every figure, the
 machine, each step's share and time; written by ``benchmarks.gpu_report``),
@@ -56,17 +55,21 @@ from benchmarks.gpu_report import report
 from corpus import translation_check
 
 FILE_LIMIT, FILES_LIMIT, TOTAL_LIMIT = 16 * 2**20, 8, 64 * 2**20
-# Shares of the budget, in order. The training gets the most; the back-translation enough for
-# every ≈98k csen-more sentence at ≥ 1,500 sentences/s; the steps that cannot stop early are
-# sized by what they took on the CPU at toy size and their work.
-SHARES = {"data": 0.10, "train": 0.40, "export": 0.01, "evaluate": 0.05, "speed": 0.10,
-          "backtranslate": 0.20, "corpus": 0.08, "encoders": 0.06}
+# Shares of the budget, in order. The training gets half (the H200's first call trained 167 s of
+# 9.5 minutes, and its model had not learned); the back-translation, its engine's measurement
+# folded in, enough for the 99,971 sentences at ≈ 900 sentences/s of a 9.5-minute call (the H200
+# measured 634 for the engine at 2,218 sentences); the steps that cannot stop early are sized by
+# what they took in the first call and at toy size.
+SHARES = {"data": 0.08, "train": 0.50, "export": 0.01, "evaluate": 0.05, "backtranslate": 0.28, "corpus": 0.05, "encoders": 0.03}
 # fairseq-train's start (imports, loading data-bin, building the model) and its last validation
 # and checkpoint are outside its --stop-time-hours clock.
 TRAIN_OVERHEAD_S = {"gpu": 25.0, "tiny": 12.0}
 # Kept from the steps at the budget's end: the last report and the check of the files.
 RESERVE_S = 5.0
-SPEED_MODES = ("generate", "fairseq", "beam-fairseq")
+# The BackTranslate stage's cost besides decoding at the engine's rate (worker start-up, the model's
+# load, reading and writing, the translation check): on the H200, 2,218 sentences took the stage
+# 52 s, 30 s of them translating.
+STAGE_FIXED_S = 25.0
 # On a GPU, large decoder batches keep it busy (the beam search is bound by Python's steps, not
 # by arithmetic): 64k tokens × beam 12 is ~2,600 sentences of 25 pieces, a few GB of logits.
 GPU_BATCH_TOKENS, GPU_CHUNK_ROWS = 65_536, 8192
@@ -80,6 +83,7 @@ class Sizes:
     vocab_size: int
     shards: int
     test_sentences: int
+    engine_sentences: int  # the engine's baseline measurement, in process
     batch_tokens: int
     chunk_rows: int
     encoder_steps: dict[str, int]  # updates timed after the first pool of `encoder_megabatch`
@@ -90,7 +94,7 @@ class Sizes:
     accept_translations: str = ""  # the translation check's figures accepted (BackTranslate --accept-translations)
 
 
-REAL = Sizes("fast", 16_000, 16, 2000, GPU_BATCH_TOKENS, GPU_CHUNK_ROWS, {"word_avg": 800, "bilstm_avg": 200, "word_avg-cpu": 80})
+REAL = Sizes("fast", 16_000, 16, 2000, 5000, GPU_BATCH_TOKENS, GPU_CHUNK_ROWS, {"word_avg": 800, "bilstm_avg": 200, "word_avg-cpu": 80})
 # Toy size, every step real but as short as it can be (the test suite runs it): a tiny model
 # trained for 60 updates (fairseq's clock allows 90 s for them on a busy machine: a model this
 # short-trained decodes to the length limit, one to two seconds per sentence at beam 12 on a busy
@@ -99,7 +103,7 @@ REAL = Sizes("fast", 16_000, 16, 2000, GPU_BATCH_TOKENS, GPU_CHUNK_ROWS, {"word_
 # Word Avg updates for the encoders. A model trained for 60 updates does not translate, so the
 # rehearsal accepts every figure of the translation check (corpus.translation_check), which the
 # real call enforces: there a translator that says one sentence stops the backtranslate step.
-TINY = Sizes("tiny", 4000, 2, 4, 0, 4096, {"word_avg": 2, "bilstm_avg": 1, "word_avg-cpu": 2}, 1, 60, 90.0, (20, 20), ",".join(translation_check.NAMES))
+TINY = Sizes("tiny", 4000, 2, 4, 4, 0, 4096, {"word_avg": 2, "bilstm_avg": 1, "word_avg-cpu": 2}, 1, 60, 90.0, (20, 20), ",".join(translation_check.NAMES))
 
 
 class BudgetSpent(KeyboardInterrupt):
@@ -269,9 +273,9 @@ def demo_pairs() -> list[tuple[str, str]]:
 def prepare_data(data: Path | None, tiny: bool, workdir: Path) -> tuple[str, dict[str, str], str]:
     """(inputs glob, the test files, a description): csen-more, or at toy size 2,000 of its pairs
     or, without ``data``, the embedded demo corpus (tested on its own last pairs). The test
-    files: EvaluateTranslator's ``source``, ``reference`` and ``baseline``, and ``speed``, the
-    Czech sentences of the speed step (newstest2021's 1,000 cs-en sources and 1,000 Czech
-    references of its en-cs half)."""
+    files: EvaluateTranslator's ``source``, ``reference`` and ``baseline``; with ``data``,
+    ``more``, the inputs glob of newstest2021's other Czech sentences (its en-cs half's
+    references with their English sources), back-translated with the training pairs'."""
     from corpus.csen_more import prepare
 
     tests = workdir / "tests"
@@ -285,7 +289,6 @@ def prepare_data(data: Path | None, tiny: bool, workdir: Path) -> tuple[str, dic
         pairs = demo_pairs()
         test = pairs[-TINY.test_sentences:]
         files = {"source": write("source.cs", [cs for cs, _ in test]), "reference": write("reference.en", [en for _, en in test]), "baseline": ""}
-        files["speed"] = files["source"]
         return write_pairs(pairs, workdir / "inputs", "demo"), files, f"the embedded demo corpus ({len(pairs)} pairs; tested on its own last {len(test)})"
     counts = prepare(data, workdir / "csen-more", report=lambda line: None)
     wmt21 = data / "csen" / "wmt21"
@@ -293,8 +296,11 @@ def prepare_data(data: Path | None, tiny: bool, workdir: Path) -> tuple[str, dic
     files = {name: write(path.name, path.read_text(encoding="utf-8").splitlines()[:count]) for name, path in (
         ("source", wmt21 / "newstest2021.cs-en.src.cs"), ("reference", wmt21 / "newstest2021.cs-en.ref.A.en"),
         ("baseline", wmt21 / "newstest2021.cs-en.hyp.CUNI-Transformer2018.en"))}
-    en_cs = (wmt21 / "newstest2021.en-cs.ref.A.cs").read_text(encoding="utf-8").splitlines()
-    files["speed"] = write("speed.cs", (Path(files["source"]).read_text(encoding="utf-8").splitlines() + en_cs)[: TINY.test_sentences if tiny else REAL.test_sentences])
+    newstest = [*zip((wmt21 / "newstest2021.cs-en.src.cs").read_text(encoding="utf-8").splitlines(),
+                     (wmt21 / "newstest2021.cs-en.ref.A.en").read_text(encoding="utf-8").splitlines(), strict=True),
+                *zip((wmt21 / "newstest2021.en-cs.ref.A.cs").read_text(encoding="utf-8").splitlines(),
+                     (wmt21 / "newstest2021.en-cs.src.en").read_text(encoding="utf-8").splitlines(), strict=True)]
+    files["more"] = write_pairs(newstest[:count], workdir / "newstest2021", "newstest2021")
     if tiny:
         inputs = write_pairs(sample(read_pairs(str(workdir / "csen-more" / "*.cs")), 2000), workdir / "inputs", "csen-more-sample")
         return inputs, files, f"2,000 csen-more pairs (seeded sample of {counts['pairs']:,})"
@@ -384,43 +390,48 @@ def evaluate(inputs: str, out: Path, files: dict[str, str]) -> dict:
     return json.loads((task.output_dir / "_SUCCESS").read_text())
 
 
-def speed(model_dir: Path, source: str, sizes: Sizes, device: str) -> dict[str, dict]:
-    """benchmarks.backtranslate's rows for the exported model, each in a fresh process."""
-    common = ["--model", str(model_dir), "--source", source, "--sentences", str(sizes.test_sentences), "--beam", "12",
-              "--batch-tokens", str(sizes.batch_tokens), "--device", device]
-    return {mode: measure_in_subprocess("benchmarks.backtranslate", "--measure", mode, *common) for mode in SPEED_MODES}
+def engine_rate(model_dir: Path, source: str, sizes: Sizes, device: str) -> dict:
+    """The fairseq engine in process (benchmarks.backtranslate's row, a fresh process) on the
+    first ``sizes.engine_sentences`` lines of ``source``: sentences, seconds, peak GPU MiB."""
+    return measure_in_subprocess("benchmarks.backtranslate", "--measure", "fairseq", "--model", str(model_dir), "--source", source,
+                                 "--sentences", str(sizes.engine_sentences), "--beam", "12", "--batch-tokens", str(sizes.batch_tokens),
+                                 "--device", device)
 
 
-def sentences_that_fit(results: dict[str, dict] | None, seconds: float, sizes: Sizes) -> int:
+def sentences_that_fit(engine: dict | None, seconds: float, sizes: Sizes) -> int:
     """How many sentences the stage translates in ``seconds``: the in-process engine's rate
-    after the stage's fixed cost (its run on the test sentences less their decoding time); at
-    least ``sizes.backtranslate_range[0]``, so the later steps have a corpus however late it is
-    (only that many when the speed step measured nothing)."""
+    after the stage's fixed cost (STAGE_FIXED_S); at least ``sizes.backtranslate_range[0]``, so
+    the later steps have a corpus however late it is (only that many when the engine's rate was
+    not measured)."""
     least, most = sizes.backtranslate_range
-    if not results:
+    if not engine:
         return least
-    engine, stage = results["fairseq"], results["beam-fairseq"]
-    rate = engine["sentences"] / engine["seconds"]
-    fixed = max(0.0, stage["seconds"] - stage["sentences"] / rate)
-    fit = max(least, int(0.9 * (seconds - fixed) * rate))
+    fit = max(least, int(0.9 * (seconds - STAGE_FIXED_S) * engine["sentences"] / engine["seconds"]))
     return min(fit, most) if most else fit
 
 
-def backtranslate(inputs: str, out: Path, workdir: Path, fit: int) -> dict:
-    """BackTranslate with the exported model on every pair of ``inputs``, or on a seeded
-    sample of ``fit`` of them: the inputs translated, sentences translated, of all, the seconds,
-    the stage's own rate and the translation check's figures."""
+def backtranslate(inputs: list[str], out: Path, workdir: Path, sizes: Sizes, device: str, seconds_left: Callable[[], float]) -> dict:
+    """The engine's rate in process on a seeded sample of the pairs of ``inputs`` (globs), then
+    BackTranslate with the exported model on every pair, or on a seeded sample of as many as
+    that rate says fit in ``seconds_left()``: the inputs translated, how many of all, the
+    engine's and the stage's figures and the translation check's."""
     from workflows.backtranslate import BackTranslate
+    from workflows.nmt import TrainTranslator
 
+    pairs = [pair for glob in inputs for pair in read_pairs(glob)]
+    measured = workdir / "engine-sample.cs"
+    measured.write_text("".join(f"{cs}\n" for cs, _ in sample(pairs, sizes.engine_sentences, seed=2)), encoding="utf-8")
+    model = TrainTranslator(inputs=inputs[0], model_dir=str(out))  # the exported model, as EvaluateTranslator took it
+    build([model])
+    engine = engine_rate(model.output_dir, str(measured), sizes, device)
     started = time.time()
-    pairs = read_pairs(inputs)
-    if fit < len(pairs):
-        inputs = write_pairs(sample(pairs, fit), workdir / f"backtranslate-sample-{fit}", "sample")
-    task = BackTranslate(inputs=inputs, nmt={"model_dir": str(out)}, engine="fairseq")
+    fit = min(sentences_that_fit(engine, seconds_left(), sizes), len(pairs))
+    translated = write_pairs(sample(pairs, fit), workdir / f"backtranslate-{fit}", "sentences")
+    task = BackTranslate(inputs=translated, nmt={"model_dir": str(out)}, engine="fairseq")
     build([task])
     manifest = json.loads((task.output_dir / "_SUCCESS").read_text())
-    return {"inputs": inputs, "translated": min(fit, len(pairs)), "of": len(pairs), "seconds": time.time() - started,
-            "rate": manifest["sentences_per_second"], "translation_check": manifest["translation_check"]}
+    return {"inputs": translated, "translated": fit, "of": len(pairs), "seconds": time.time() - started, "engine": engine,
+            "rate": manifest["translated_this_run"] / manifest["seconds"], "translation_check": manifest["translation_check"]}
 
 
 def corpus(inputs: str, out: Path) -> dict:
@@ -523,14 +534,13 @@ def main() -> None:
     from models.nmt.devices import resolve_device
     from models.nmt.export import export_model
     from models.nmt.model import NmtModel
-    from workflows.nmt import TrainTranslator
 
     try:
         device = "cpu" if args.tiny else resolve_device("fairseq", "cuda")
     except InputError as error:
         raise SystemExit(f"gpu_run: {error} (--tiny runs on the CPU)") from None
     run = Run(out, clock, {"tiny": args.tiny, "gpu": gpu_name(), "preset": sizes.preset, "device": device,
-                           "batch_tokens": sizes.batch_tokens, "speed_sentences": sizes.test_sentences})
+                           "batch_tokens": sizes.batch_tokens})
     run.start_alarm()
     if sizes.accept_translations:  # every BackTranslate of the run: the backtranslate step's and the corpus step's
         luigi.configuration.get_config().set("BackTranslate", "accept_translations", sizes.accept_translations)
@@ -539,10 +549,8 @@ def main() -> None:
     trained = run.step("train", lambda: train(inputs, sizes, clock.left("train"), args.tiny), needs=("data",))
     run.step("export", lambda: [path.name for path in export_model(NmtModel.load(trained["task"].output_dir), out)], needs=("train",))
     run.step("evaluate", lambda: evaluate(inputs, out, test_files), needs=("export",))
-    speeds = run.step("speed", lambda: speed(TrainTranslator(inputs=inputs, model_dir=str(out)).output_dir, test_files["speed"], sizes, device),
-                      needs=("export",))
-    bt = run.step("backtranslate", lambda: backtranslate(inputs, out, workdir, sentences_that_fit(speeds, clock.left("backtranslate"), sizes)),
-                  needs=("export",))
+    bt = run.step("backtranslate", lambda: backtranslate([inputs, *filter(None, [test_files.get("more")])], out, workdir, sizes, device,
+                                                         lambda: clock.left("backtranslate")), needs=("export",))
     summary = run.step("corpus", lambda: corpus(bt["inputs"], out), needs=("backtranslate",))
     run.step("encoders", lambda: encoder_speed([out / name for name in summary["files"]] if summary else [], workdir, sizes, device))
     signal.setitimer(signal.ITIMER_REAL, 0)

@@ -80,7 +80,7 @@ def test_the_rehearsed_call_ends_within_the_machines_limit_with_every_step_done(
     assert re.search(r"installed the kit in \d+ s \(fairseq-fixed from its wheel, built for Python 3.12 against torch 2.11.0", done.stdout)
     assert float(re.search(r"kit [\d.]+ MiB \+ data [\d.]+ MiB = ([\d.]+) MiB", done.stdout)[1]) <= 62
     report = (out / "report.md").read_text()
-    for step in ("data", "train", "export", "evaluate", "speed", "backtranslate", "corpus", "encoders"):
+    for step in ("data", "train", "export", "evaluate", "backtranslate", "corpus", "encoders"):
         assert re.search(rf"^\| {step} +\|.*\| done +\|$", report, re.MULTILINE), (step, report)
     print(f"rehearsal: {time.monotonic() - started:.0f} s with its preparation; the call {call} s")
 

@@ -18,6 +18,7 @@ from benchmarks.gpu_run import (
     FILES_LIMIT,
     RESERVE_S,
     SHARES,
+    STAGE_FIXED_S,
     TINY,
     TOTAL_LIMIT,
     Clock,
@@ -68,7 +69,8 @@ def test_the_folder_that_comes_back_keeps_the_limits_and_the_report_has_every_se
     for step in SHARES:
         assert re.search(rf"^\| {step} +\|", report, re.MULTILINE), step
     assert "20 of 400 Czech sentences back-translated (a seeded sample: toy size)" in report
-    assert "fairseq-generate (baseline)" in report and "BackTranslate Beam pipeline, fairseq engine" in report
+    engine, stage = (re.search(rf"^\| {name} +\| +(\d+) +\|", report, re.MULTILINE) for name in ("fairseq engine \\(in process\\)", "BackTranslate stage, fairseq engine"))
+    assert engine and stage and int(engine[1]) == TINY.engine_sentences and int(stage[1]) == 20, report
 
 
 def test_the_corpus_reads_with_pandas_and_has_rows_in_deciles(tiny_run):
@@ -95,7 +97,7 @@ def test_the_checkpoint_parts_rejoin_to_a_checkpoint_fairseq_loads(tiny_run, tmp
 
 def test_a_cpu_machine_builds_the_corpus_from_the_folder_with_ctranslate2_int8(tiny_run, luigi_workdir):
     out, workdir = tiny_run
-    (inputs,) = workdir.glob("backtranslate-sample-*/sample.cs")
+    (inputs,) = workdir.glob("backtranslate-*/sentences.cs")
     build = BuildParaNMT(inputs=str(inputs), model_dir=str(out))
     config = luigi.configuration.get_config()
     config.set("BackTranslate", "compute_type", "int8")  # --BackTranslate-compute-type int8
@@ -122,12 +124,13 @@ def test_a_model_folder_that_lacks_a_file_is_named_in_one_line(tmp_path):
 
 
 def test_the_back_translation_takes_what_fits_in_its_share():
-    rates = {"fairseq": {"sentences": 2000, "seconds": 2.0}, "beam-fairseq": {"sentences": 2000, "seconds": 12.0}}
+    engine = {"sentences": 2000, "seconds": 2.0}
     real = type(TINY)(**{**TINY.__dict__, "backtranslate_range": (2000, 0)})
-    # 1,000 sentences/s after 10 s of the stage's fixed cost, 90 % of the rest of the share:
-    assert sentences_that_fit(rates, 110.0, real) == 90_000
-    assert sentences_that_fit(rates, 5.0, real) == 2000  # late: the test sentences' worth still
-    assert sentences_that_fit(rates, 110.0, TINY) == 20
+    # 1,000 sentences/s after the stage's fixed cost, 90 % of the rest of the share:
+    assert sentences_that_fit(engine, STAGE_FIXED_S + 100.0, real) == 90_000
+    assert sentences_that_fit(engine, 5.0, real) == 2000  # late: the least still
+    assert sentences_that_fit(None, 100.0, real) == 2000  # the engine's rate not measured
+    assert sentences_that_fit(engine, STAGE_FIXED_S + 100.0, TINY) == 20
 
 
 def test_the_clock_gives_each_step_the_end_of_its_share_and_those_before_it():
@@ -149,7 +152,7 @@ def steps_in(report: str) -> dict[str, str]:
             and (cells := [cell.strip() for cell in line.strip("|").split("|")])[0] in SHARES}
 
 
-FACTS = {"tiny": True, "gpu": "none (CPU run)", "preset": "tiny", "device": "cpu", "batch_tokens": 0, "speed_sentences": 4}
+FACTS = {"tiny": True, "gpu": "none (CPU run)", "preset": "tiny", "device": "cpu", "batch_tokens": 0}
 
 
 def test_a_failed_step_is_one_line_in_the_report_and_the_steps_that_do_not_need_it_go_on(tmp_path):
