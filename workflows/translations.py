@@ -15,7 +15,14 @@ from models.nmt.model import NmtModel
 from pipelines import io
 from pipelines.batches import shard_number
 from pipelines.progress import Tally
-from pipelines.translations import STAGE, ImportUnit, Translations, build_import, import_units, work_elements
+from pipelines.translations import (
+    STAGE,
+    ImportUnit,
+    Translations,
+    build_import,
+    import_units,
+    work_elements,
+)
 from workflows.backtranslate import RunsTranslator
 from workflows.ingest import LINES_PER_WORKER, IngestBitext, checked_rejects
 

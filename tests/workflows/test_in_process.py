@@ -9,12 +9,12 @@ import sys
 import time
 
 import pytest
-
-from workflows.base import read_manifest
 from hf_fixtures import GERMAN, marian
 from nmt_fixtures import ACCEPT_ALL
 from test_bad_input_cli import REPO, czeng_text
 from test_worker_death import worker_processes
+
+from workflows.base import read_manifest
 
 LINES = 300
 
