@@ -57,9 +57,9 @@ from corpus import translation_check
 FILE_LIMIT, FILES_LIMIT, TOTAL_LIMIT = 16 * 2**20, 8, 64 * 2**20
 # Shares of the budget, in order. The training gets half (the H200's first call trained 167 s of
 # 9.5 minutes, and its model had not learned); the back-translation, its engine's measurement
-# folded in, enough for the 99,971 sentences at ≈ 900 sentences/s of a 9.5-minute call (the H200
-# measured 634 for the engine at 2,218 sentences); the steps that cannot stop early are sized by
-# what they took in the first call and at toy size.
+# folded in, enough for the 99,971 sentences at ≈ 1,000 sentences/s in a 9.5-minute call (the
+# H200 measured 634 for the engine at 2,218 sentences: a sample of what fits is taken then); the
+# steps that cannot stop early are sized by what they took in the first call and at toy size.
 SHARES = {"data": 0.08, "train": 0.50, "export": 0.01, "evaluate": 0.05, "backtranslate": 0.28, "corpus": 0.05, "encoders": 0.03}
 # fairseq-train's start (imports, loading data-bin, building the model) and its last validation
 # and checkpoint are outside its --stop-time-hours clock.
