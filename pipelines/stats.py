@@ -1,7 +1,8 @@
-"""CorpusStats' sample: up to k pairs per source domain (and over all domains), chosen by the
-smallest mixed id hash — a uniform random sample that is the same on every run and sharding.
-Each batch contributes only its k smallest per domain, and a combiner keeps the k smallest.
-``write_corpus_stats`` is CorpusStats' whole work: the sample, then Table 2 of each domain."""
+"""CorpusStats' sample: up to k pairs per group (a source domain, a pivot language or a system:
+``GROUPS``; and over all of them), chosen by the smallest mixed id hash — a uniform random sample
+that is the same on every run and sharding. Each batch contributes only its k smallest per
+group, and a combiner keeps the k smallest. ``write_corpus_stats`` is CorpusStats' whole work:
+the sample, then Table 2 of each group."""
 
 from __future__ import annotations
 
@@ -22,7 +23,10 @@ from corpus.wordvec import load_word_counts
 from pipelines.batches import iter_tables
 from pipelines.progress import Marks, Report, RunPipeline, Tally, marking, run_reporting
 
-COLUMNS = ["id", "id_hash", "domain", "reference_tok", "pp_sim"]
+# The corpus columns Table 2 can be grouped by: the paper's source domain, and for a corpus of
+# several languages or systems (translations made elsewhere), the pivot language or the system.
+GROUPS = ("domain", "pivot", "system")
+COLUMNS = ["id", "id_hash", "reference_tok", "pp_sim"]
 ALL_DOMAINS = "(all)"
 _PICK = "pick"
 
@@ -34,13 +38,13 @@ def _smallest(table: pa.Table, k: int) -> pa.Table:
     return table.take(pa.array(np.argpartition(pick, k - 1)[:k]))
 
 
-def _domain_parts(path: str, k: int, marks: Marks):
-    for table in iter_tables(path, COLUMNS):
-        table = table.append_column(_PICK, pa.array(mix64(table.column("id_hash").to_numpy())))
-        domains = table.column("domain").to_numpy(zero_copy_only=False)
+def _group_parts(path: str, k: int, group: str, marks: Marks):
+    for table in iter_tables(path, [*COLUMNS, group]):
+        table = table.append_column(_PICK, pa.array(mix64(table.column("id_hash").to_numpy()))).rename_columns([*COLUMNS, "group", _PICK])
+        groups = table.column("group").to_numpy(zero_copy_only=False)
         yield ALL_DOMAINS, _smallest(table, k)
-        for domain in np.unique(domains):
-            yield str(domain), _smallest(table.filter(pa.array(domains == domain)), k)
+        for name in np.unique(groups):
+            yield str(name), _smallest(table.filter(pa.array(groups == name)), k)
     marks.add("file", 1)
 
 
@@ -68,24 +72,24 @@ class SmallestRows(beam.CombineFn):
         return _smallest(pa.concat_tables(tables), self.k).sort_by(_PICK) if tables else None
 
 
-def _write_sample(samples: list, path: str) -> None:
-    tables = [table.append_column("sample", pa.array([domain] * table.num_rows)) for domain, table in sorted(samples, key=lambda kv: kv[0]) if table is not None]
-    schema = pa.schema([("id", pa.string()), ("domain", pa.string()), ("reference_tok", pa.string()), ("pp_sim", pa.float64()), ("sample", pa.string())])
-    table = pa.concat_tables(tables).drop_columns([_PICK]) if tables else schema.empty_table()
+def _write_sample(samples: list, path: str, group: str) -> None:
+    tables = [table.append_column("sample", pa.array([name] * table.num_rows)) for name, table in sorted(samples, key=lambda kv: kv[0]) if table is not None]
+    schema = pa.schema([("id", pa.string()), ("reference_tok", pa.string()), ("pp_sim", pa.float64()), (group, pa.string()), ("sample", pa.string())])
+    table = pa.concat_tables(tables).drop_columns(["id_hash", _PICK]).rename_columns(schema.names) if tables else schema.empty_table()
     with FileSystems.create(path) as handle:
         pq.write_table(table, handle, compression="zstd")
 
 
-def build_domain_sample(pipeline: beam.Pipeline, files: list[str], per_domain: int, out_path: str, marks: Marks):
-    """One Parquet file of the sample: COLUMNS plus ``sample`` (the domain, or ``(all)``); a
-    ``file`` mark per file read."""
+def build_group_sample(pipeline: beam.Pipeline, files: list[str], per_group: int, out_path: str, marks: Marks, group: str = "domain"):
+    """One Parquet file of the sample: id, reference_tok, pp_sim, the ``group`` column and
+    ``sample`` (its value, or ``(all)``); a ``file`` mark per file read."""
     return (
         pipeline
         | "Files" >> beam.Create(sorted(files))
-        | "Parts" >> beam.FlatMap(_domain_parts, per_domain, marks)
-        | "Smallest" >> beam.CombinePerKey(SmallestRows(per_domain))
+        | "Parts" >> beam.FlatMap(_group_parts, per_group, group, marks)
+        | "Smallest" >> beam.CombinePerKey(SmallestRows(per_group))
         | "All" >> beam.combiners.ToList()
-        | "Write" >> beam.Map(_write_sample, out_path)
+        | "Write" >> beam.Map(_write_sample, out_path, group)
     )
 
 
@@ -99,17 +103,18 @@ def pairs_per_pivot(corpus_files: list[str]) -> dict[str, int]:
 
 
 def write_corpus_stats(
-    run_pipeline: RunPipeline, corpus_files: list[str], per_domain: int, word_counts: str, out_dir: str, report: Report | None = None
+    run_pipeline: RunPipeline, corpus_files: list[str], per_group: int, word_counts: str, out_dir: str, report: Report | None = None,
+    group: str = "domain",
 ) -> tuple[dict[str, dict], dict[str, int]]:
-    """Table 2 of each domain (and of all) on a sample of ``per_domain`` pairs each: the sample
-    (sample.parquet), the statistics (stats.json) and the table (stats.md) in the local
-    ``out_dir``; IDF from the ``word_counts`` file (empty: no IDF row), and the pairs per pivot
-    language. Returns the statistics and the pairs per pivot; ``report`` gets the files sampled
-    while the pipeline runs."""
+    """Table 2 of each value of the ``group`` column (GROUPS; and of all) on a sample of
+    ``per_group`` pairs each: the sample (sample.parquet), the statistics (stats.json) and the
+    table (stats.md) in the local ``out_dir``; IDF from the ``word_counts`` file (empty: no IDF
+    row), and the pairs per pivot language. Returns the statistics and the pairs per pivot;
+    ``report`` gets the files sampled while the pipeline runs."""
     sample_path = Path(out_dir, "sample.parquet")
     with marking(str(Path(out_dir, "_sample-progress"))) as marks:
         tally = Tally(marks.counter("file"), len(corpus_files), "corpus files sampled", "files")
-        run_reporting(run_pipeline, lambda p: build_domain_sample(p, corpus_files, per_domain, str(sample_path), marks), tally, report)
+        run_reporting(run_pipeline, lambda p: build_group_sample(p, corpus_files, per_group, str(sample_path), marks, group), tally, report)
     idf = Idf(load_word_counts(word_counts)) if word_counts else None
     stats = domain_table2(pq.read_table(sample_path), idf)
     Path(out_dir, "stats.json").write_text(json.dumps(stats, indent=2) + "\n")

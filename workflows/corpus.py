@@ -36,7 +36,7 @@ from pipelines.deciles import DEFAULT_SAMPLE, write_corpus
 from pipelines.release import import_release
 from pipelines.score import export_encoder_vectors, score_pairs, sha256_of
 from pipelines.select import select_top_half, select_training_set
-from pipelines.stats import write_corpus_stats
+from pipelines.stats import GROUPS, write_corpus_stats
 from workflows.backtranslate import BackTranslate
 from workflows.base import StageTask, in_workdir, read_manifest
 from workflows.config import (
@@ -387,12 +387,14 @@ class TrainOnFiltered(EvaluateSTS):
 
 @inherits(AssignDeciles)
 class CorpusStats(StageTask):
-    """The paper's Table 2 per source domain: average length, average IDF, vocabulary entropy,
-    mean PP score (standard deviations in parentheses) on a seeded sample of each domain."""
+    """The paper's Table 2 per source domain (or pivot language, or system): average length,
+    average IDF, vocabulary entropy, mean PP score (standard deviations in parentheses) on a
+    seeded sample of each."""
 
     stage = "stats"
     word_counts = OptionalPath(default="../shared/data/wordvec/enwiki_vocab_min200.txt", description=f"`word count` file for IDF ({NONE}: no IDF row).")
-    per_domain = count_parameter(default=100_000, description="Sentences sampled per domain (the paper: 100k).")
+    per_domain = count_parameter(default=100_000, description="Sentences sampled per group (the paper: 100k per domain).")
+    group_by = luigi.ChoiceParameter(default="domain", choices=GROUPS, description="The column Table 2 has a column for each value of: the source domain (the paper's), the pivot language or the system (translations made elsewhere).")
 
     def requires(self):
         return self.clone(AssignDeciles)
@@ -402,6 +404,8 @@ class CorpusStats(StageTask):
 
     def build(self, partial_dir: Path) -> dict:
         files, _ = self.requires().committed("corpus")
-        stats, pivots = write_corpus_stats(self.runner_for(files), files, self.per_domain, self.word_counts, str(partial_dir), self.progress)
+        stats, pivots = write_corpus_stats(self.runner_for(files), files, self.per_domain, self.word_counts, str(partial_dir), self.progress,
+                                           self.group_by)
         print((partial_dir / "stats.md").read_text())
-        return {"domains": sorted(stats), "sampled": {domain: entry["sentences"] for domain, entry in stats.items()}, "pairs_per_pivot": pivots}
+        return {"group_by": self.group_by, "groups": sorted(stats), "sampled": {name: entry["sentences"] for name, entry in stats.items()},
+                "pairs_per_pivot": pivots}

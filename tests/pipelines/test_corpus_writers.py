@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from test_deciles_pipeline import run_in_process, scored_table, write_scored
 
@@ -57,6 +58,25 @@ def test_write_corpus_stats_is_table_2_of_its_sample(tmp_path):
     assert pivots == {"cs": 300}
     assert (tmp_path / "stats.md").read_text() == table2_markdown(stats) + "\nPairs per pivot language: cs 300\n"
     assert "idf" not in write_corpus_stats(run_in_process, dataset_files(str(tmp_path / "c" / "corpus")), 100, "", str(tmp_path / "no-idf"))[0][ALL_DOMAINS]
+
+
+def test_table_2_by_system_or_pivot_has_a_column_for_each_of_their_values(tmp_path):
+    """A corpus of translations made elsewhere: one column per system (or pivot language), its
+    statistics those of a sample of that system's pairs only."""
+    table = scored_table(300, seed=5)
+    systems = pa.array([f"system-{i % 3}" for i in range(300)])
+    table = table.set_column(table.schema.get_field_index("system"), "system", systems)
+    table = table.set_column(table.schema.get_field_index("pivot"), "pivot", pa.array(["de" if i % 2 else "cs" for i in range(300)]))
+    write_corpus(tmp_path / "c", table, shards=2)
+    files = dataset_files(str(tmp_path / "c" / "corpus"))
+    by_system, pivots = write_corpus_stats(run_in_process, files, 60, "", str(tmp_path / "s"), group="system")
+    assert {name: entry["sentences"] for name, entry in by_system.items()} == {"system-0": 60, "system-1": 60, "system-2": 60, ALL_DOMAINS: 60}
+    sample = pq.read_table(tmp_path / "s" / "sample.parquet").to_pandas()
+    chosen = sample[sample["sample"] == "system-1"]
+    assert (chosen.system == "system-1").all() and set(chosen.id) <= set(table.filter(pc.equal(systems, "system-1")).column("id").to_pylist())
+    assert by_system["system-1"] == domain_table2(pq.read_table(tmp_path / "s" / "sample.parquet"), None)["system-1"]
+    by_pivot, _ = write_corpus_stats(run_in_process, files, 1000, "", str(tmp_path / "p"), group="pivot")
+    assert {name: entry["sentences"] for name, entry in by_pivot.items()} == {"cs": 150, "de": 150, ALL_DOMAINS: 300} and pivots == {"cs": 150, "de": 150}
 
 
 def test_a_part_written_while_an_output_is_built_carries_its_fingerprint_and_keeps_its_shard_number():
