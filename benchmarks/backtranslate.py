@@ -138,7 +138,7 @@ def run_engine(model, texts, engine, device, compute_type, options, threads) -> 
     return len(texts), sum(h.n_tokens for h in hypotheses if h), seconds
 
 
-def run_beam(model, texts, device, options, workers, engine="ctranslate2") -> tuple[int, int, float]:
+def run_beam(model, texts, device, options, workers, engine="ctranslate2", compute_type="auto") -> tuple[int, int, float]:
     import apache_beam as beam
     import pandas as pd
     import pyarrow as pa
@@ -162,7 +162,7 @@ def run_beam(model, texts, device, options, workers, engine="ctranslate2") -> tu
         for shard in range(2 * workers):
             io.write_part(table.filter(pa.array([s == shard for s in shards])), schemas.BITEXT, f"{tmp}/bitext", shard)
         threads = max(1, (os.cpu_count() or 1) // workers) if device == "cpu" else 0
-        spec = TranslatorSpec(model, engine, device, "auto", threads, options)
+        spec = TranslatorSpec(model, engine, device, compute_type, threads, options)
         started = time.perf_counter()
         with beam.Pipeline(options=pipeline_options("DirectRunner", workers)) as pipeline:
             build_backtranslate(pipeline, pending_shards(io.dataset_files(f"{tmp}/bitext"), f"{tmp}/pairs"), f"{tmp}/pairs", f"{tmp}/rejects", spec)
@@ -171,7 +171,7 @@ def run_beam(model, texts, device, options, workers, engine="ctranslate2") -> tu
     return len(pairs), int(pairs.trans_n_tokens.sum()), seconds
 
 
-def run_stage(model: Path, texts, device, options, shards: int) -> tuple[int, int, float]:
+def run_stage(model: Path, texts, device, options, shards: int, compute_type: str = "auto") -> tuple[int, int, float]:
     """The BackTranslate ``luigi`` command on ``texts`` (ingested first as a bitext whose English
     side is the same lines, ``shards`` shards: 0, IngestBitext's default) with the model in the
     folder ``model``; returns
@@ -190,7 +190,7 @@ def run_stage(model: Path, texts, device, options, shards: int) -> tuple[int, in
             Path(tmp, f"bench.{suffix}").write_text("".join(f"{text}\n" for text in texts), encoding="utf-8")
         command = [sys.executable, "-m", "luigi", "--module", "workflows", "BackTranslate", "--local-scheduler",
                    "--inputs", f"{tmp}/bench.cs::{tmp}/bench.en", "--source-language", "cs", "--translator", str(model),
-                   "--device", device, "--beam-size", str(options.beam_size), "--batch-tokens", str(options.batch_tokens),
+                   "--device", device, "--compute-type", compute_type, "--beam-size", str(options.beam_size), "--batch-tokens", str(options.batch_tokens),
                    "--BackTranslate-accept-translations", ",".join(NAMES), "--paranmt-workdir", f"{tmp}/work",
                    *(["--IngestBitext-num-shards", str(shards)] if shards else [])]
         done = subprocess.run(command, cwd=tmp, capture_output=True, text=True)
@@ -211,12 +211,13 @@ def measure(args) -> None:
     if args.measure.startswith("generate"):
         result = run_generate(model, texts, args.device, options, 1 if args.measure == "generate-1thread" else 0)
     elif args.measure == "stage":
-        result = run_stage(args.model[0], texts, args.device, options, args.stage_shards)
+        result = run_stage(args.model[0], texts, args.device, options, args.stage_shards, args.compute_type)
     elif args.measure.startswith("beam"):
-        result = run_beam(model, texts, args.device, options, args.workers, "fairseq" if args.measure == "beam-fairseq" else "ctranslate2")
+        result = run_beam(model, texts, args.device, options, args.workers, "fairseq" if args.measure == "beam-fairseq" else "ctranslate2",
+                          args.compute_type)
     else:
         engine = "fairseq" if args.measure == "fairseq" else "ctranslate2"
-        compute_type = "int8" if args.measure == "ct2-int8" else "auto"
+        compute_type = "int8" if args.measure == "ct2-int8" else args.compute_type
         result = run_engine(model, texts, engine, args.device, compute_type, options, args.threads)
     print(json.dumps({**dict(zip(("sentences", "tokens", "seconds"), result, strict=True)), "peak_gpu_mib": peak_gpu_mib()}))
 
@@ -232,6 +233,7 @@ def main() -> None:
     parser.add_argument("--beam", type=int, default=DecodeOptions.beam_size)
     parser.add_argument("--batch-tokens", type=int, default=DecodeOptions.batch_tokens, help="decoder batch token budget (0: 6144 ÷ beam on the CPU, 16384 on a GPU)")
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    parser.add_argument("--compute-type", default="auto", help="CTranslate2's compute type of the ct2, beam and stage rows (auto: the device's default; int8 on a CPU is about twice as fast)")
     parser.add_argument("--threads", type=int, default=0, help="CPU threads of the in-process engines (0 = all cores)")
     parser.add_argument("--workers", type=int, default=0, help="DirectRunner processes for the Beam row (0 = one per core)")
     parser.add_argument("--stage-shards", type=int, default=0, help="Shards of the stage row's bitext (0: IngestBitext's default, 100,000 lines each)")
@@ -246,7 +248,7 @@ def main() -> None:
     models = args.model or [default_model(args.workdir)]
     args.device = resolve_device("ctranslate2", args.device)
     common = ["--sentences", str(args.sentences), "--beam", str(args.beam),
-              "--batch-tokens", str(args.batch_tokens), "--device", args.device, "--threads", str(args.threads),
+              "--batch-tokens", str(args.batch_tokens), "--device", args.device, "--compute-type", args.compute_type, "--threads", str(args.threads),
               "--workers", str(args.workers), "--stage-shards", str(args.stage_shards), *(["--source", str(args.source)] if args.source else [])]
     modes = [mode for mode in args.modes.split(",") if not (mode in ("ct2-int8", "generate-1thread") and args.device == "cuda")]
     load_before = os.getloadavg()[0]
@@ -258,7 +260,7 @@ def main() -> None:
     load_after = os.getloadavg()[0]
     texts = sentences(args.source, args.sentences)
     print(f"Back-translation, beam {args.beam}, {len(texts)} sentences ({sentence_source(args.source) or 'demo corpus'}), "
-          f"device {args.device}, in-process threads {args.threads or 'all cores'}, on {machine()}; "
+          f"device {args.device}, compute type {args.compute_type}, stage shards {args.stage_shards or 'as ingested'}, in-process threads {args.threads or 'all cores'}, on {machine()}; "
           f"load average {load_before:.1f} before, {load_after:.1f} after\n")
     print(markdown_table(["model", "engine", "sentences", "seconds", "sentences/s", "target tokens/s", "× fairseq-generate", "× engine",
                           f"hours for {PAPER_SENTENCES / 1e6:.1f}M sentences (paper: {PAPER_GPU_HOURS:,} GPU-h)"], rows))
