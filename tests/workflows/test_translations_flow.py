@@ -281,7 +281,8 @@ def test_every_wmt_system_into_english_through_the_listings_makes_every_pair_exa
 @pytest.mark.parametrize("translations, figure, accepted", [
     (["A man in a blue shirt is standing in front of a building."] * 5, "distinct", "distinct"),
     (SOURCES, "copies", "copies,english"),  # Czech copied: not English either
-], ids=["one-sentence-for-every-source", "copies-its-source"])
+    ([f"{line} Of the end of the end of the end of the world." for line in REFERENCE_A], "loops", "loops"),
+], ids=["one-sentence-for-every-source", "copies-its-source", "loops"])
 def test_a_translator_that_says_one_sentence_or_copies_stops_the_run_in_one_line_unless_accepted(tmp_path, inputs, translations, figure, accepted):
     for name in ("hyp.one.en", "hyp.two.en"):
         (inputs / name).write_text("".join(line + "\n" for line in translations), encoding="utf-8")
@@ -290,7 +291,7 @@ def test_a_translator_that_says_one_sentence_or_copies_stops_the_run_in_one_line
     went_on = run_luigi(tmp_path / "work", "ImportTranslations", *arguments(inputs), "--accept-translations", accepted, cwd=tmp_path)
     assert went_on.returncode == 0, went_on.stdout + went_on.stderr
     check = read_manifest(tmp_path / "work" / "translations" / "latest")["translation_check"]
-    assert sorted(check) == ["hyp.one.en", "hyp.two.en"] and {"distinct": 0.2, "copies": 1.0}[figure] == check["hyp.one.en"][figure]
+    assert sorted(check) == ["hyp.one.en", "hyp.two.en"] and {"distinct": 0.2, "copies": 1.0, "loops": 1.0}[figure] == check["hyp.one.en"][figure]
 
 
 def test_a_pp_encoder_over_pieces_is_one_line_before_any_work(tmp_path, inputs):
