@@ -18,9 +18,9 @@ def runner_losing_a_part(monkeypatch, luigi_workdir):
     def lose_in(stage):
         run_pipeline = StageTask.run_pipeline
 
-        def losing(self, build, rows=None):
+        def losing(self, build, rows=None, elements=None):
             before = set(luigi_workdir.rglob("part-*.parquet"))
-            run_pipeline(self, build, rows)
+            run_pipeline(self, build, rows, elements)
             if self.stage == stage:
                 written = sorted(set(luigi_workdir.rglob("part-*.parquet")) - before, key=lambda path: path.stat().st_mtime_ns)
                 written[-1].unlink()
