@@ -54,6 +54,7 @@ BOUNDS = (
     Bound("english", "mean P(English) of the translations", 0.5, 1.0),
     Bound("loops", "share of translations that say a word 3-gram three times or more", 0.0, 0.25),
 )
+NAMES = tuple(bound.name for bound in BOUNDS)
 LOOP_NGRAM, LOOP_REPEATS = 3, 3
 
 
@@ -61,9 +62,8 @@ def loops(translation: str) -> bool:
     """Whether a translation says some word LOOP_NGRAM-gram (lowercased, split at spaces)
     LOOP_REPEATS times or more."""
     words = translation.lower().split()
-    grams = Counter(zip(*(words[start:] for start in range(LOOP_NGRAM))))
+    grams = Counter(zip(*(words[start:] for start in range(LOOP_NGRAM)), strict=False))  # the shifted copies end where the shortest does
     return bool(grams) and max(grams.values()) >= LOOP_REPEATS
-NAMES = tuple(bound.name for bound in BOUNDS)
 
 
 def translation_figures(sources: list[str], translations: list[str]) -> dict[str, float]:
