@@ -35,6 +35,8 @@ import json
 import os
 import re
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -177,9 +179,6 @@ def run_stage(model: Path, texts, device, options, shards: int, compute_type: st
     folder ``model``; returns
     (sentences, tokens, the stage's seconds from its manifest). Its translations are accepted
     whatever the check finds: a benchmark's model may be trained for minutes."""
-    import subprocess
-    import sys
-
     import pandas as pd
 
     from benchmarks.size import stage_seconds

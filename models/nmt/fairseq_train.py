@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from corpus.settings import setting
 
 SOURCE_LANG, TARGET_LANG = "cs", "en"
@@ -178,8 +180,8 @@ class TrainConfig:
 
 def updates_per_epoch(data_dir: Path, max_tokens: int) -> int:
     """About how many updates an epoch of the binarized training pairs takes: fairseq fills a
-    batch up to ``max_tokens`` of the longer side (plus end of sentence) of length-sorted pairs."""
-    import numpy as np
+    batch up to ``max_tokens`` of the longer side of length-sorted pairs (fairseq is imported here:
+    the module runs fairseq's tools in subprocesses and loads no fairseq otherwise)."""
     from fairseq.data import indexed_dataset
 
     # An index's sizes are a view of its memory map, closed when the index is collected: keep both.
