@@ -5,7 +5,7 @@ into N distinct lines as the size benchmark numbers them (``benchmarks.size.dist
 One line-aligned input (``bitext.de`` foreign side, ``bitext.en`` its reference) and two systems'
 translations of it, written once into ``--data`` as plain text and as gzip. Each size runs, as the
 real ``luigi`` commands in one fresh folder: ``IngestBitext`` once, then ``ImportTranslations``
-with the plain files (the baseline) and with the gzip files, the same bitext; the table gives each
+with the plain files (the baseline) and with the gzip files (`--formats`), the same bitext; the table gives each
 stage's time (its manifest's), the command's wall time and the peak memory of its whole process
 tree, the gzip/plain ratio, and whether both gave the same pairs.
 
@@ -29,7 +29,7 @@ SYSTEMS = ("alpha", "beta")
 
 
 def generate(lines: int, data: Path) -> Path:
-    """The input and both systems' translations of ``lines`` lines (plain and gzip), written once."""
+    """The input and both systems' plain translations of ``lines`` lines, written once."""
     target = data / f"translations-{lines}"
     done = target / ".complete"
     if done.exists():
@@ -47,30 +47,43 @@ def generate(lines: int, data: Path) -> Path:
     finally:
         for handle in files.values():
             handle.close()
-    for system in SYSTEMS:
-        with open(target / f"hyp.{system}.en", "rb") as plain, gzip.open(target / f"gz.{system}.en.gz", "wb", compresslevel=6) as packed:
-            shutil.copyfileobj(plain, packed, 1 << 20)
     done.write_text("")
     return target
 
 
-def measure(lines: int, data: Path, runs: Path, every: float, workers: int) -> list[list]:
-    """The rows of one size: ingest, the plain import, the gzip import."""
+def packed_copies(source: Path) -> None:
+    """Both systems' translations as gzip beside the plain files, written once (only a run that
+    measures gzip pays for them: at 25.7M lines they are minutes of one core)."""
+    for system in SYSTEMS:
+        packed = source / f"gz.{system}.en.gz"
+        if packed.exists():
+            continue
+        partial = packed.with_suffix(".partial")
+        with open(source / f"hyp.{system}.en", "rb") as plain, gzip.open(partial, "wb", compresslevel=6) as out:
+            shutil.copyfileobj(plain, out, 1 << 20)
+        partial.rename(packed)
+
+
+def measure(lines: int, data: Path, runs: Path, every: float, workers: int, formats: tuple[str, ...]) -> list[list]:
+    """The rows of one size: ingest, then the import of each of ``formats`` (plain, gzip)."""
     source = generate(lines, data)
+    if "gzip" in formats:
+        packed_copies(source)
     folder = Path(tempfile.mkdtemp(prefix=f"translations-{lines}-", dir=runs))
     common = ["--inputs", str(source / "bitext.de"), "--source-language", "de", "--local-scheduler", "--paranmt-direct-num-workers", str(workers)]
-    commands = {
-        "ingest": ["IngestBitext", *common],
+    imports = {
         "plain": ["ImportTranslations", *common, "--translations", f"{source}/bitext.de::{source}/hyp.*.en"],
         "gzip": ["ImportTranslations", *common, "--translations", f"{source}/bitext.de::{source}/gz.*.en.gz"],
     }
+    commands = {"ingest": ["IngestBitext", *common]} | {name: imports[name] for name in formats}
+    compared = len(formats) == 2
     rows, seconds = [], {}
     env = {**os.environ}
     for name, args in commands.items():
         wall, peak, _, code = run_sampled(["luigi", "--module", "workflows", *args], folder, env, every)
         stage = "ingest" if name == "ingest" else "translations"
         seconds[name] = stage_seconds(folder / "work", stage)
-        if name != "ingest":
+        if name != "ingest" and compared:
             pairs = folder / "work" / stage / "latest" / "pairs"
             shutil.copytree(pairs, folder / f"pairs-{name}", symlinks=False)
         ratio = f"{seconds[name] / seconds['plain']:.2f}" if name == "gzip" and seconds.get("plain") else ""
@@ -79,7 +92,7 @@ def measure(lines: int, data: Path, runs: Path, every: float, workers: int) -> l
         print(" | ".join(rows[-1]), flush=True)
         if code:
             break
-    rows[-1].append(same_pairs(folder / "pairs-plain", folder / "pairs-gzip") if len(rows) == 3 else "")
+    rows[-1].append(same_pairs(folder / "pairs-plain", folder / "pairs-gzip") if compared and len(rows) == 3 else "")
     return rows
 
 
@@ -113,12 +126,16 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "paranmt-translations-data", help="Where the generated files are kept between runs.")
     parser.add_argument("--runs", type=Path, default=Path(tempfile.gettempdir()) / "paranmt-translations-runs", help="Where each run's folder is made.")
     parser.add_argument("--every", type=float, default=0.5, help="Seconds between memory samples.")
+    parser.add_argument("--formats", default="plain,gzip", help="Comma-separated: which imports to run (plain is the baseline; both to compare their pairs).")
     parser.add_argument("--workers", type=int, default=0, help="--paranmt-direct-num-workers (0: by input size).")
     args = parser.parse_args()
+    formats = tuple(name for name in ("plain", "gzip") if name in args.formats.split(","))
+    if not formats or set(args.formats.split(",")) - set(formats):
+        parser.error(f"--formats takes plain, gzip or both, not {args.formats!r}")
     args.data.mkdir(parents=True, exist_ok=True)
     args.runs.mkdir(parents=True, exist_ok=True)
     print(f"machine: {machine()}", flush=True)
-    rows = [row for lines in (int(size) for size in args.sizes.split(",")) for row in measure(lines, args.data, args.runs, args.every, args.workers)]
+    rows = [row for lines in (int(size) for size in args.sizes.split(",")) for row in measure(lines, args.data, args.runs, args.every, args.workers, formats)]
     print(markdown_table(["lines", "command", "stage s", "wall s", "peak GiB (process tree)", "gzip / plain", "pairs"], [row + [""] * (7 - len(row)) for row in rows]))
 
 
