@@ -103,18 +103,21 @@ def sif_glove4k():
 
 
 @contextmanager
-def local_dask_cluster(folder: Path, workers: int, env: dict[str, str] | None = None, start_seconds: float = 120) -> Iterator[tuple[str, list[subprocess.Popen]]]:
+def local_dask_cluster(folder: Path, workers: int, env: dict[str, str] | None = None, start_seconds: float = 120,
+                       resources: dict[int, str] | None = None) -> Iterator[tuple[str, list[subprocess.Popen]]]:
     """A ``dask scheduler`` and ``workers`` one-thread ``dask worker`` processes on 127.0.0.1,
     each started in an empty folder of its own under ``folder`` with the repository on PYTHONPATH,
-    as a worker machine imports the package (``env``: variables to set in them); yields the
-    scheduler's address and the processes (their logs are ``folder/<name>.log``), and stops them
-    by their PIDs."""
+    as a worker machine imports the package (``env``: variables to set in them; ``resources``:
+    the ``--resources`` of worker N, e.g. ``{1: "GPU=1"}``); yields the scheduler's address and
+    the processes (their logs are ``folder/<name>.log``), and stops them by their PIDs."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])), **(env or {})}
     scheduler_file = folder / "scheduler.json"
     commands = {"scheduler": ["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file", str(scheduler_file)]}
     for number in range(workers):
         commands[f"worker-{number}"] = ["worker", "--scheduler-file", str(scheduler_file), "--nworkers", "1", "--nthreads", "1",
                                         "--name", f"worker-{number}", "--no-dashboard"]
+        if (resources or {}).get(number):
+            commands[f"worker-{number}"] += ["--resources", resources[number]]
     processes: list[subprocess.Popen] = []
     try:
         for name, arguments in commands.items():

@@ -36,7 +36,13 @@ from models.nmt.translate import Translator
 from pipelines.batches import shard_number
 from pipelines.pairs import pairs_table, write_pairs_part
 from pipelines.progress import UNWATCHED, Marks
-from pipelines.translator import CHUNK_ROWS, TranslatorSpec, model_is_shared, read_chunks
+from pipelines.translator import (
+    CHUNK_ROWS,
+    TranslatorSpec,
+    model_is_shared,
+    read_chunks,
+    translation_hints,
+)
 
 STAGE = "backtranslate"
 log = logging.getLogger(__name__)
@@ -80,9 +86,10 @@ class TranslatorHandler(ModelHandler[object, PredictionResult, Translator]):
 def with_translator(pipeline: beam.Pipeline, keyed_units: list[tuple[int, object]], spec: TranslatorSpec, work, share_model: bool,
                     marks: Marks = UNWATCHED):
     """(key, PredictionResult of ``work(unit, translator)``) for every (key, unit), the translator
-    loaded as ``model_is_shared`` says (one per machine on a GPU)."""
+    loaded as ``model_is_shared`` says (one per machine on a GPU), on the workers that
+    ``translation_hints`` ask for."""
     handler = KeyedModelHandler(TranslatorHandler(spec, work, model_is_shared(spec, share_model), marks))
-    return pipeline | "Units" >> beam.Create(keyed_units) | "Translate" >> RunInference(handler)
+    return pipeline | "Units" >> beam.Create(keyed_units) | "Translate" >> RunInference(handler).with_resource_hints(**translation_hints(spec))
 
 
 class TranslateShard:

@@ -13,7 +13,10 @@ the partitions of a worker process one after another (``IdleDoFns``).
 
 And so that the work is spread over the workers: ``Create`` puts one element per partition
 (Beam's puts up to 128 in one, so one worker got every shard) and ``Reshuffle`` cuts its input
-into a partition per worker thread (Beam's is a no-op).
+into a partition per worker thread (Beam's is a no-op). A transform with an accelerator resource
+hint (``type:GPU;count:1``) runs only on workers that declare that resource (``dask worker
+--resources GPU=1``): its tasks are annotated with it, and such a pipeline's graph is computed
+unfused, because dask's fusion drops the annotations (the fused task runs on any worker).
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from apache_beam.runners.dask.overrides import (
     dask_overrides,
 )
 from apache_beam.runners.dask.transform_evaluator import GroupByKey, get_windowed_value
+from apache_beam.transforms.resources import AcceleratorHint
 from apache_beam.transforms.sideinputs import SideInputMap
 
 from corpus.errors import InputError
@@ -64,7 +68,21 @@ class DaskRunner(dask_runner.DaskRunner):
         pipeline.replace_all(dask_overrides())
         bags = PCollectionBags(bag_kwargs, threads=sum(client.nthreads().values()))
         pipeline.visit(bags)
-        return ClosingResult(client, client.compute(list(dask.optimize(*bags.sinks()))))
+        sinks = bags.sinks()
+        if bags.resources_asked:
+            check_declared(bags.resources_asked, client)
+            return ClosingResult(client, client.compute(sinks, optimize_graph=False))
+        return ClosingResult(client, client.compute(list(dask.optimize(*sinks))))
+
+
+def check_declared(resources: set[str], client) -> None:
+    """InputError naming a resource that no worker of the cluster declares: its tasks would wait
+    for one for ever."""
+    declared = {name for worker in client.scheduler_info()["workers"].values() for name in worker.get("resources", {})}
+    if missing := sorted(resources - declared):
+        client.close()
+        raise InputError(f"no worker of the dask cluster declares the resource {', '.join(missing)} that the translation needs "
+                         f"([paranmt] dask_translation_resource): start workers with --resources {missing[0]}=1, or set it empty")
 
 
 class ClosingResult(dask_runner.DaskRunnerResult):
@@ -86,6 +104,7 @@ class PCollectionBags(PipelineVisitor):
         self.bag_kwargs, self.threads = bag_kwargs, max(1, threads)
         self.bags: dict[pvalue.PCollection, db.Bag] = {}
         self.read: set[pvalue.PCollection] = set()
+        self.resources_asked: set[str] = set()  # the worker resources some transform needs
 
     def visit_transform(self, node: AppliedPTransform) -> None:
         inputs = [pcoll for pcoll in node.inputs if not isinstance(pcoll, pvalue.PBegin)]
@@ -122,13 +141,29 @@ class PCollectionBags(PipelineVisitor):
         bundle = Bundle(pickler.dumps(transform.fn), node.full_label, main_input.windowing.windowfn, list(args), kwargs,
                         [(type(side), side._view_options()) for side in node.side_inputs])
         side_values = [dask.delayed(list)(self.bags[side.pvalue]) for side in node.side_inputs]
-        tagged = bag.map_partitions(bundle.run, *side_values, token=node.full_label)
+        resources = worker_resources(node.resource_hints)
+        self.resources_asked |= set(resources)
+        with dask.annotate(**({"resources": resources} if resources else {})):
+            tagged = bag.map_partitions(bundle.run, *side_values, token=node.full_label)
         return {tag: tagged.map_partitions(with_tag, tag, token=f"{node.full_label}[{tag}]") for tag in node.outputs}
 
     def sinks(self) -> list[db.Bag]:
         """The bags of the PCollections no transform reads, each drained to an empty result (the
         client gathers results only to see errors)."""
         return [bag.map_partitions(drained) for pcoll, bag in self.bags.items() if pcoll not in self.read]
+
+
+def worker_resources(hints: dict[str, bytes]) -> dict[str, float]:
+    """The Dask worker resources a transform's Beam resource hints ask for: an accelerator hint
+    ``type:NAME;count:N`` asks for N of the resource NAME (Beam's GPU types, e.g.
+    ``nvidia-tesla-t4``, name a resource as any other word does)."""
+    hint = hints.get(AcceleratorHint.urn)
+    if not hint:
+        return {}
+    fields = dict(part.split(":", 1) for part in hint.decode().split(";") if ":" in part)
+    if not fields.get("type"):
+        raise InputError(f"accelerator hint {hint.decode()!r}: the DaskRunner needs type:NAME, the worker resource to run on")
+    return {fields["type"]: float(fields.get("count", 1))}
 
 
 @dataclasses.dataclass

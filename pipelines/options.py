@@ -32,6 +32,11 @@ ROWS_PER_WORKER = 1_000_000
 RUNNERS = {"DaskRunner": "pipelines.dask_runner.DaskRunner"}
 
 
+def on_dask(runner: str) -> bool:
+    """Whether ``runner`` (a short name or a dotted path) is the project's DaskRunner."""
+    return runner in ("DaskRunner", RUNNERS["DaskRunner"])
+
+
 def direct_workers(requested: int, rows: int | None = None, rows_per_worker: int = ROWS_PER_WORKER, elements: int | None = None) -> int:
     """DirectRunner worker processes for a pipeline over ``rows`` input rows: ``requested`` when
     it is not 0 (1 = in process); 0 = one per ``rows_per_worker`` rows (a stage whose rows cost
@@ -61,7 +66,7 @@ def pipeline_options(runner: str = "DirectRunner", num_workers: int = 0, extra_a
     """
     fix_worker_hangs()  # every pipeline of the project gets its options here
     args = [f"--runner={RUNNERS.get(runner, runner)}"]
-    if runner in ("DaskRunner", RUNNERS["DaskRunner"]) and dask_scheduler:
+    if on_dask(runner) and dask_scheduler:
         args.append(f"--dask_client_address={dask_scheduler}")
     if log_level > logging.DEBUG:
         args += [f"--default_sdk_harness_log_level={logging.getLevelName(log_level)}",

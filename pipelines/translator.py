@@ -48,6 +48,8 @@ class TranslatorSpec:
     compute_type: str = "auto"
     threads: int = 0
     options: DecodeOptions = field(default_factory=DecodeOptions)
+    # The Dask worker resource a unit of translation needs (empty: none): see translation_hints.
+    worker_resource: str = ""
 
     def load(self) -> Translator:
         return load_translator(self.model, self.engine, self.options, self.device, self.compute_type, self.threads)
@@ -56,8 +58,17 @@ class TranslatorSpec:
 def model_is_shared(spec: TranslatorSpec, requested: bool) -> bool:
     """One model per machine, shared by its worker processes, when asked or on a GPU: a model per
     worker process would fill the GPU's memory and contend for it (the other workers only read
-    chunks, send them to the one model and write the pairs)."""
-    return requested or spec.device == "cuda"
+    chunks, send them to the one model and write the pairs). Not on workers that declare a
+    resource for translation: each of those is one GPU, and holds its own model."""
+    return not spec.worker_resource and (requested or spec.device == "cuda")
+
+
+def translation_hints(spec: TranslatorSpec) -> dict[str, str]:
+    """Beam resource hints of the transforms that run the translator: an accelerator of type
+    ``worker_resource``, which the project's DaskRunner turns into that Dask worker resource
+    (pipelines.dask_runner.worker_resources); none without one. Other runners read the
+    accelerator hint their own way, or not at all (the DirectRunner)."""
+    return {"accelerator": f"type:{spec.worker_resource};count:1"} if spec.worker_resource else {}
 
 
 def translation_tally(marks: Marks, total: int, already: int) -> Tally:

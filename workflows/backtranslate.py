@@ -16,7 +16,7 @@ from models.nmt.devices import resolve_device
 from models.nmt.model import NmtModel
 from models.nmt.translate import ENGINES, DecodeOptions
 from pipelines import io
-from pipelines.options import direct_workers
+from pipelines.options import direct_workers, on_dask
 from pipelines.progress import marking, progress_while_running
 from pipelines.translator import (
     CHUNK_ROWS,
@@ -52,9 +52,11 @@ class RunsTranslator(UsesGpu, TranslatorChoice, StageTask):
         """How the workers load ``model``: on the device the engine can use, the CPU's cores
         divided between the DirectRunner's worker processes for ``rows`` in ``elements`` units of
         work (pipelines.options.direct_workers, as run_units starts them: all of them for a stage
-        run in process) unless --threads says otherwise."""
+        run in process) unless --threads says otherwise; on a Dask cluster, on the workers that
+        declare [paranmt] dask_translation_resource when it is set."""
         device = resolve_device(self.engine, self.device)
-        return TranslatorSpec(model, self.engine, device, self.compute_type, self._threads(device, rows, elements), options or DecodeOptions())
+        resource = paranmt().dask_translation_resource if on_dask(paranmt().runner) else ""
+        return TranslatorSpec(model, self.engine, device, self.compute_type, self._threads(device, rows, elements), options or DecodeOptions(), resource)
 
     def _threads(self, device: str, rows: int | None, elements: int) -> int:
         if self.threads or device != "cpu" or paranmt().runner != "DirectRunner":

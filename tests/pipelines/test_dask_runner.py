@@ -92,3 +92,49 @@ def test_a_scheduler_that_does_not_answer_is_the_users_mistake_in_one_line():
     options = pipeline_options(OURS, extra_args="--dask_connection_timeout=1", dask_scheduler=address)
     with pytest.raises(InputError, match=f"^no dask scheduler answers at {address} "), beam.Pipeline(options=options) as pipeline:
         pipeline | beam.Create([1])
+
+
+@pytest.fixture(scope="module")
+def one_gpu_worker():
+    """A cluster of two one-thread workers, ``gpu`` declaring the resource GPU=1 and ``plain`` none."""
+    from distributed import Scheduler, SpecCluster, Worker
+
+    workers = {name: {"cls": Worker, "options": {"nthreads": 1, "name": name, **options}}
+               for name, options in (("plain", {}), ("gpu", {"resources": {"GPU": 1}}))}
+    with SpecCluster(workers=workers, scheduler={"cls": Scheduler, "options": {"dashboard_address": None}}) as cluster:
+        yield cluster.scheduler_address
+
+
+def worker_name(_) -> str:
+    from distributed import get_worker
+
+    return get_worker().name
+
+
+def test_a_transform_hinted_to_an_accelerator_runs_only_on_the_workers_that_declare_it(one_gpu_worker, tmp_path):
+    """dask's fusion drops annotations: fused, the hinted step ran on both workers."""
+    with beam.Pipeline(options=pipeline_options(OURS, dask_scheduler=one_gpu_worker)) as pipeline:
+        elements = pipeline | beam.Create(range(12))
+        ran_on = elements | "Where" >> beam.Map(worker_name).with_resource_hints(accelerator="type:GPU;count:1")
+        anywhere = elements | "Anywhere" >> beam.Map(worker_name)
+        ran_on | "RecordHinted" >> beam.Map(record, tmp_path / "hinted")
+        anywhere | "RecordAnywhere" >> beam.Map(record, tmp_path / "anywhere")
+    assert sorted(ast.literal_eval(f.read_text()) for f in (tmp_path / "hinted").iterdir()) == ["gpu"] * 12
+    assert len(list((tmp_path / "anywhere").iterdir())) == 12
+
+
+def test_a_resource_that_no_worker_declares_is_one_line_not_a_wait(one_gpu_worker):
+    with pytest.raises(InputError, match="^no worker of the dask cluster declares the resource TPU "), \
+            beam.Pipeline(options=pipeline_options(OURS, dask_scheduler=one_gpu_worker)) as pipeline:
+        pipeline | beam.Create([1]) | beam.Map(str).with_resource_hints(accelerator="type:TPU;count:1")
+
+
+def test_an_accelerator_hint_names_the_resource_and_its_count():
+    from apache_beam.transforms.resources import AcceleratorHint
+
+    from pipelines.dask_runner import worker_resources
+
+    assert worker_resources({AcceleratorHint.urn: b"type:nvidia-tesla-t4;count:2;install-nvidia-driver"}) == {"nvidia-tesla-t4": 2.0}
+    assert worker_resources({AcceleratorHint.urn: b"type:GPU"}) == {"GPU": 1.0} and worker_resources({}) == {}
+    with pytest.raises(InputError, match="needs type:NAME"):
+        worker_resources({AcceleratorHint.urn: b"count:1"})

@@ -1,6 +1,7 @@
 """Every Beam stage through Luigi on a real dask.distributed cluster (a ``dask scheduler`` and two
-``dask worker`` processes on 127.0.0.1, each in a folder of its own): the same Parquet bytes as
-the DirectRunner, and each stage's work on both workers."""
+``dask worker`` processes on 127.0.0.1, each in a folder of its own, the second declaring a GPU
+resource): the same Parquet bytes as the DirectRunner, each stage's work on both workers, and the
+translation stages' only where the resource is when [paranmt] dask_translation_resource names it."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ import luigi
 import numpy as np
 import pytest
 from distributed import Client
-from nmt_fixtures import NOUNS, VERBS, tiny_nmt_fixture, toy_pairs  # noqa: F401 - the tiny_nmt fixture
+from hf_fixtures import GERMAN, marian
+from nmt_fixtures import ACCEPT_ALL, NOUNS, VERBS, tiny_nmt_fixture, toy_pairs  # noqa: F401 - the tiny_nmt fixture
 
 from benchmarks.common import local_dask_cluster
 from workflows.backtranslate import BackTranslate
@@ -26,6 +28,7 @@ from workflows.corpus import (
     SelectTrainingSet,
 )
 from workflows.ingest import IngestBitext
+from workflows.translations import ImportTranslations
 
 # Each Beam stage (its output folder) and a transform that works on its input shard by shard (its
 # label, as the runner names the transform's tasks): its tasks should run on both workers. Dask
@@ -38,15 +41,18 @@ SHARD_WORK = {"ingest": WRITE_SHARDS, "backtranslate": "Translate/BatchElements/
 # threads, which dask's scheduler queues and hands out as workers free up; fewer it places at once,
 # often all on one worker (the toy data's tasks are too short for work stealing to move them).
 INPUT_FILES = 5
+# The worker that declares the resource GPU=1 (a CPU worker standing for a GPU machine's).
+GPU_WORKER = 1
 
 
 @pytest.fixture(scope="module")
 def dask_scheduler(tmp_path_factory):
     """The address of a ``dask scheduler`` with two one-thread ``dask worker`` processes, each
-    started in an empty folder with the repository on PYTHONPATH; stopped by their PIDs."""
+    started in an empty folder with the repository on PYTHONPATH, worker GPU_WORKER declaring
+    GPU=1; stopped by their PIDs."""
     # a one-thread worker takes one of a stage's first tasks (its input files) at a time, not two
     one_at_a_time = {"DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION": "1.0"}
-    with local_dask_cluster(tmp_path_factory.mktemp("dask-cluster"), 2, one_at_a_time) as (address, _):
+    with local_dask_cluster(tmp_path_factory.mktemp("dask-cluster"), 2, one_at_a_time, resources={GPU_WORKER: "GPU=1"}) as (address, _):
         yield address
 
 
@@ -126,3 +132,61 @@ def test_every_beam_stage_on_a_dask_cluster_writes_the_direct_runners_bytes(luig
     # worker took all of ingest's once), so no stage is required to use both.
     assert set(shard_work_on) == set(SHARD_WORK) and all(workers and workers <= both for workers in shard_work_on.values()), shard_work_on
     assert set().union(*shard_work_on.values()) == both, shard_work_on
+
+
+def translation_inputs(folder: Path) -> dict[str, str]:
+    """German inputs in three files (a shard each) with their references, and two systems'
+    translations of each: the parameters IngestBitext and ImportTranslations take."""
+    items, translated = [], []
+    for number in range(3):
+        german = GERMAN[number::3]
+        (folder / f"news{number}.de").write_text("".join(f"{de}\n" for de, _ in german), encoding="utf-8")
+        (folder / f"news{number}.en").write_text("".join(f"{en}\n" for _, en in german), encoding="utf-8")
+        (folder / f"hyp{number}.lower.en").write_text("".join(f"{en.lower()}\n" for _, en in german), encoding="utf-8")
+        (folder / f"hyp{number}.bare.en").write_text("".join(f"{en.rstrip('.?!')}\n" for _, en in german), encoding="utf-8")
+        items.append(f"{folder}/news{number}.de::{folder}/news{number}.en")
+        translated.append(f"{folder}/news{number}.de::{folder}/hyp{number}.*.en")
+    return {"inputs": ",".join(items), "source_language": "de", "translations": ",".join(translated)}
+
+
+def translation_stages(inputs: dict[str, str], translator: Path) -> list[luigi.Task]:
+    """The stages that translate or import: ingest, BackTranslate with a published (random Marian)
+    translator, ImportTranslations unscored and scored by it."""
+    common = {name: inputs[name] for name in ("inputs", "source_language")}
+    return [IngestBitext(**common), BackTranslate(**common, translator=str(translator), accept_translations=ACCEPT_ALL),
+            ImportTranslations(**common, translations=inputs["translations"]),
+            ImportTranslations(**common, translations=inputs["translations"], translator=str(translator))]
+
+
+def output_bytes(output: Path) -> dict[str, bytes]:
+    """A stage output's Parquet files' bytes by relative path, less the build's fingerprint."""
+    own = f"-{output.resolve().name}.parquet"
+    return {str(path.relative_to(output)).replace(own, ".parquet"): path.read_bytes() for path in sorted(output.rglob("*.parquet"))}
+
+
+def test_translation_stages_on_a_cluster_write_the_direct_runners_bytes_translating_only_where_the_resource_is(luigi_workdir, tmp_path, dask_scheduler):
+    translator, inputs = marian(tmp_path / "marian"), translation_inputs(tmp_path)
+    expected = []
+    for task in translation_stages(inputs, translator):
+        build(task)
+        expected.append(output_bytes(task.output_dir))
+
+    config = luigi.configuration.get_config()
+    for key, value in (("runner", "DaskRunner"), ("dask_scheduler", dask_scheduler), ("dask_translation_resource", "GPU"),
+                       ("workdir", str(tmp_path / "on-dask"))):
+        config.set("paranmt", key, value)
+    got, translated_on = [], {}
+    with Client(dask_scheduler) as client:
+        workers = {info["name"]: address for address, info in client.scheduler_info()["workers"].items()}
+        client.get_task_stream()  # the scheduler records every task from now on
+        for task in translation_stages(inputs, translator):
+            started = time.time()
+            build(task)
+            got.append(output_bytes(task.output_dir))
+            translated_on[task.task_id] = {record["worker"] for record in client.get_task_stream(start=started)
+                                           if task_name(record).startswith("Translate/")}
+    assert all(expected) and got == expected
+    ingest, backtranslate, unscored, scored = (task.task_id for task in translation_stages(inputs, translator))
+    gpu = workers[f"worker-{GPU_WORKER}"]
+    assert translated_on[backtranslate] == {gpu} and translated_on[scored] == {gpu}, translated_on
+    assert not translated_on[ingest] and not translated_on[unscored]  # no translator: no Translate step
