@@ -53,9 +53,10 @@ class RunsTranslator(UsesGpu, TranslatorChoice, StageTask):
         divided between the DirectRunner's worker processes for ``rows`` in ``elements`` units of
         work (pipelines.options.direct_workers, as run_units starts them: all of them for a stage
         run in process) unless --threads says otherwise; on a Dask cluster, on the workers that
-        declare [paranmt] dask_translation_resource when it is set."""
-        device = resolve_device(self.engine, self.device)
+        declare [paranmt] dask_translation_resource when it is set, the device then chosen there
+        (``auto``: their GPU), not where luigi runs."""
         resource = paranmt().dask_translation_resource if on_dask(paranmt().runner) else ""
+        device = self.device if resource else resolve_device(self.engine, self.device)
         return TranslatorSpec(model, self.engine, device, self.compute_type, self._threads(device, rows, elements), options or DecodeOptions(), resource)
 
     def _threads(self, device: str, rows: int | None, elements: int) -> int:

@@ -190,3 +190,22 @@ def test_translation_stages_on_a_cluster_write_the_direct_runners_bytes_translat
     gpu = workers[f"worker-{GPU_WORKER}"]
     assert translated_on[backtranslate] == {gpu} and translated_on[scored] == {gpu}, translated_on
     assert not translated_on[ingest] and not translated_on[unscored]  # no translator: no Translate step
+
+
+def test_with_a_translation_resource_the_device_is_chosen_on_the_workers_not_where_luigi_runs(luigi_workdir, tmp_path):
+    """--device cuda where luigi runs without a GPU: an InputError on the DirectRunner; on
+    resource workers it is theirs to choose, and each holds its own model (no sharing)."""
+    from corpus.errors import InputError
+    from models.nmt.devices import gpu_problem
+    from pipelines.translator import model_is_shared
+
+    task = BackTranslate(inputs=str(tmp_path / "any.de"), source_language="de", device="cuda")
+    model = object()  # the spec only carries it
+    if gpu_problem(task.engine):  # no GPU CTranslate2 can use here
+        with pytest.raises(InputError, match="--device cuda"):
+            task.translator_spec(model, 1)
+    config = luigi.configuration.get_config()
+    config.set("paranmt", "runner", "DaskRunner")
+    config.set("paranmt", "dask_translation_resource", "GPU")
+    spec = task.translator_spec(model, 1)
+    assert (spec.device, spec.worker_resource, model_is_shared(spec, requested=True)) == ("cuda", "GPU", False)
