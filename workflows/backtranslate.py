@@ -136,7 +136,8 @@ class BackTranslate(RunsTranslator):
         spec = self.translator_spec(model, len(pending), config_from(self, DecodeOptions))
         already = io.dataset_rows(pairs_dir) + io.dataset_rows(rejects_dir)
         shared = ", one model shared by the worker processes" if model_is_shared(spec, self.share_model) else ""
-        self.progress(f"{len(pending)} shard(s) to translate with {self.engine} on {spec.device}, beam {self.beam_size}{shared}")
+        where = f"{spec.device} on the workers with {spec.worker_resource}" if spec.worker_resource else spec.device
+        self.progress(f"{len(pending)} shard(s) to translate with {self.engine} on {where}, beam {self.beam_size}{shared}")
         started = time.time()
         loaded = self.run_units(partial_dir, len(pending), lambda p, marks: build_backtranslate(p, pending, pairs_dir, rejects_dir, spec, self.chunk_rows, self.share_model, marks),
                                 lambda marks, done: translation_tally(marks, total, done))
