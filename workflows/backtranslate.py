@@ -23,6 +23,7 @@ from pipelines.translator import (
     TranslatorSpec,
     model_is_shared,
     pending_shards,
+    read_chunks,
     translation_sample,
     translation_tally,
     truncated_rows,
@@ -31,6 +32,12 @@ from workflows.base import StageTask
 from workflows.config import config_from, count_parameter, paranmt, with_settings
 from workflows.ingest import IngestBitext
 from workflows.nmt import TranslatorChoice, UsesGpu
+
+# BackTranslate's check before the run: sentences translated where luigi runs, and how many times
+# as many the run must have to translate for the check to be worth its model load (a small run
+# is checked on its output, seconds later).
+FIRST_CHECK_SENTENCES = 200
+FIRST_CHECK_FACTOR = 10
 
 
 class RunsTranslator(UsesGpu, TranslatorChoice, StageTask):
@@ -93,8 +100,12 @@ class RunsTranslator(UsesGpu, TranslatorChoice, StageTask):
         a pairs part: its translator), said on the console; InputError naming the figure and the
         setting that accepts it when a translator looks broken."""
         sample = translation_sample(pairs_dir, translator_of, translation_check.SAMPLE_PAIRS)
-        figures = {translator: translation_check.translation_figures(*pairs) for translator, pairs in sample.items()}
-        self.progress(f"translation check: {translation_check.figures_line(figures)}")
+        return self.judged({translator: translation_check.translation_figures(*pairs) for translator, pairs in sample.items()}, "translation check")
+
+    def judged(self, figures: dict[str, dict[str, float]], what: str) -> dict[str, dict[str, float]]:
+        """``figures`` said on the console after ``what``; InputError naming the figure out of its
+        bounds and the setting that accepts it."""
+        self.progress(f"{what}: {translation_check.figures_line(figures)}")
         if broken := translation_check.broken_translator(figures, translation_check.accepted_figures(self.accept_translations)):
             figure, problem = broken
             raise InputError(f"{problem}; nothing is built from them. Check the model or the files; "
@@ -122,9 +133,28 @@ class BackTranslate(RunsTranslator):
     stage = "backtranslate"
 
     engine = luigi.ChoiceParameter(default="ctranslate2", choices=ENGINES, description="ctranslate2 (fast, default) or fairseq (its own generator).")
+    first_check = count_parameter(default=FIRST_CHECK_SENTENCES, minimum=0, significant=False,
+                                  description=f"Sentences translated where luigi runs and put to the translation check before the bitext is, when there are {FIRST_CHECK_FACTOR} times as many to translate or more: a translator that says one thing or copies stops in seconds, not after the whole bitext (0: only the output is checked).")
 
     def requires(self):
         return {"bitext": IngestBitext(**self.input_params()), "model": self.model_task(self.engine)}
+
+    def check_first_sentences(self, spec: TranslatorSpec, shard_file: str) -> None:
+        """The translation check on the first --first-check sentences of ``shard_file``, translated
+        here by a model loaded for it and let go after (the workers load their own): what a
+        broken translator would waste is the whole bitext's translation (the first GPU run's said
+        one sentence for 2,218; at 51.4M it would have taken 22 GPU-hours to find out)."""
+        chunk = next(read_chunks(shard_file, self.first_check), None)
+        if chunk is None:
+            return
+        sources = chunk.column("foreign").to_pylist()
+        translator = spec.load()
+        hypotheses = translator.translate(sources, chunk.column("pivot").to_pylist())
+        del translator
+        kept = [(source, hypothesis.text) for source, hypothesis in zip(sources, hypotheses, strict=True) if hypothesis is not None]
+        if kept:
+            figures = translation_check.translation_figures([s for s, _ in kept], [t for _, t in kept])
+            self.judged({spec.model.system: figures}, f"translation check of the first {len(kept)} sentences")
 
     def build(self, partial_dir: Path) -> dict:
         from pipelines.backtranslate import build_backtranslate
@@ -135,6 +165,8 @@ class BackTranslate(RunsTranslator):
         pending = pending_shards(bitext_files, pairs_dir)
         spec = self.translator_spec(model, len(pending), config_from(self, DecodeOptions))
         already = io.dataset_rows(pairs_dir) + io.dataset_rows(rejects_dir)
+        if self.first_check and total - already >= FIRST_CHECK_FACTOR * self.first_check:
+            self.check_first_sentences(spec, pending[0])
         shared = ", one model shared by the worker processes" if model_is_shared(spec, self.share_model) else ""
         where = f"{spec.device} on the workers with {spec.worker_resource}" if spec.worker_resource else spec.device
         self.progress(f"{len(pending)} shard(s) to translate with {self.engine} on {where}, beam {self.beam_size}{shared}")

@@ -183,3 +183,20 @@ def test_a_published_translator_that_says_one_sentence_stops_back_translation_in
     assert any("the translations of marian look broken: distinct translations per distinct source is" in line
                and "--BackTranslate-accept-translations distinct goes on anyway" in line for line in output.splitlines()), output
     assert not (tmp_path / "work" / "backtranslate" / "latest").exists() and not (tmp_path / "work" / "corpus").exists()
+
+
+def test_a_translator_that_says_one_sentence_stops_before_the_bitext_is_translated(tmp_path, hf_models):
+    """With ten times --first-check sentences to translate, BackTranslate checks the first ones
+    before the run (issue 52: a broken translator found after the whole bitext costs its GPU
+    hours): it stops in one line, and no shard is translated."""
+    numbered = [(f"{de} ({n})", f"{en} ({n})") for n in range(10) for de, en in GERMAN]
+    news = line_aligned(tmp_path, "news", "de", numbered)
+    command = [sys.executable, "-m", "luigi", "--module", "workflows", "BackTranslate", "--local-scheduler", "--first-check", "10",
+               "--inputs", f"{news}::{tmp_path / 'news.en'}", "--source-language", "de", "--translator", str(hf_models["marian"])]
+    result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    output = result.stdout + result.stderr
+    assert result.returncode == 30 and "Traceback" not in output, output
+    assert any("translation check of the first 10 sentences: distinct 0.1" in line for line in output.splitlines()), output
+    assert any("the translations of marian look broken: distinct translations per distinct source is" in line
+               and "--BackTranslate-accept-translations distinct goes on anyway" in line for line in output.splitlines()), output
+    assert not list((tmp_path / "work" / "backtranslate").rglob("*.parquet"))
