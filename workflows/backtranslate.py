@@ -165,7 +165,7 @@ class BackTranslate(RunsTranslator):
         pending = pending_shards(bitext_files, pairs_dir)
         spec = self.translator_spec(model, len(pending), config_from(self, DecodeOptions))
         already = io.dataset_rows(pairs_dir) + io.dataset_rows(rejects_dir)
-        if self.first_check and total - already >= FIRST_CHECK_FACTOR * self.first_check:
+        if pending and self.first_check and total - already >= FIRST_CHECK_FACTOR * self.first_check:
             self.check_first_sentences(spec, pending[0])
         shared = ", one model shared by the worker processes" if model_is_shared(spec, self.share_model) else ""
         where = f"{spec.device} on the workers with {spec.worker_resource}" if spec.worker_resource else spec.device
