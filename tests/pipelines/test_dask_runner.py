@@ -6,7 +6,9 @@ failure, and the correction can go."""
 from __future__ import annotations
 
 import ast
+import collections
 import socket
+import time
 import uuid
 
 import apache_beam as beam
@@ -95,37 +97,41 @@ def test_a_scheduler_that_does_not_answer_is_the_users_mistake_in_one_line():
 
 
 @pytest.fixture(scope="module")
-def one_gpu_worker():
-    """A cluster of two one-thread workers, ``gpu`` declaring the resource GPU=1 and ``plain`` none."""
+def gpu_workers():
+    """A cluster of three one-thread workers, ``gpu0`` and ``gpu1`` declaring the resource GPU=1
+    and ``plain`` none."""
     from distributed import Scheduler, SpecCluster, Worker
 
     workers = {name: {"cls": Worker, "options": {"nthreads": 1, "name": name, **options}}
-               for name, options in (("plain", {}), ("gpu", {"resources": {"GPU": 1}}))}
+               for name, options in (("plain", {}), ("gpu0", {"resources": {"GPU": 1}}), ("gpu1", {"resources": {"GPU": 1}}))}
     with SpecCluster(workers=workers, scheduler={"cls": Scheduler, "options": {"dashboard_address": None}}) as cluster:
         yield cluster.scheduler_address
 
 
 def worker_name(_) -> str:
+    """The worker that runs this, after a moment's work (so that one worker cannot take them all)."""
     from distributed import get_worker
 
+    time.sleep(0.05)
     return get_worker().name
 
 
-def test_a_transform_hinted_to_an_accelerator_runs_only_on_the_workers_that_declare_it(one_gpu_worker, tmp_path):
-    """dask's fusion drops annotations: fused, the hinted step ran on both workers."""
-    with beam.Pipeline(options=pipeline_options(OURS, dask_scheduler=one_gpu_worker)) as pipeline:
-        elements = pipeline | beam.Create(range(12))
+def test_a_transform_hinted_to_an_accelerator_runs_only_on_the_workers_that_declare_it_and_on_each(gpu_workers, tmp_path):
+    """dask's fusion drops annotations: fused, the hinted step ran on the plain worker too."""
+    with beam.Pipeline(options=pipeline_options(OURS, dask_scheduler=gpu_workers)) as pipeline:
+        elements = pipeline | beam.Create(range(24))
         ran_on = elements | "Where" >> beam.Map(worker_name).with_resource_hints(accelerator="type:GPU;count:1")
         anywhere = elements | "Anywhere" >> beam.Map(worker_name)
         ran_on | "RecordHinted" >> beam.Map(record, tmp_path / "hinted")
         anywhere | "RecordAnywhere" >> beam.Map(record, tmp_path / "anywhere")
-    assert sorted(ast.literal_eval(f.read_text()) for f in (tmp_path / "hinted").iterdir()) == ["gpu"] * 12
-    assert len(list((tmp_path / "anywhere").iterdir())) == 12
+    ran_on = collections.Counter(ast.literal_eval(f.read_text()) for f in (tmp_path / "hinted").iterdir())
+    assert set(ran_on) == {"gpu0", "gpu1"} and sum(ran_on.values()) == 24, ran_on
+    assert len(list((tmp_path / "anywhere").iterdir())) == 24
 
 
-def test_a_resource_that_no_worker_declares_is_one_line_not_a_wait(one_gpu_worker):
+def test_a_resource_that_no_worker_declares_is_one_line_not_a_wait(gpu_workers):
     with pytest.raises(InputError, match="^no worker of the dask cluster declares the resource TPU "), \
-            beam.Pipeline(options=pipeline_options(OURS, dask_scheduler=one_gpu_worker)) as pipeline:
+            beam.Pipeline(options=pipeline_options(OURS, dask_scheduler=gpu_workers)) as pipeline:
         pipeline | beam.Create([1]) | beam.Map(str).with_resource_hints(accelerator="type:TPU;count:1")
 
 
