@@ -28,6 +28,7 @@ the same run.
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
 import gzip
 import itertools
@@ -38,7 +39,8 @@ import subprocess
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
@@ -167,10 +169,60 @@ def export(ref: str, folder: Path) -> Path:
 
 @dataclass
 class Measured:
-    """One (format, size, code, runner) run: its table rows and its work directory."""
+    """One (format, size, code, runner) run: its table rows, its work directory, each stage's
+    seconds and, on Dask, each worker's peak memory (bytes) and where the stage's time went."""
 
     rows: list[list]
     work: Path
+    seconds: dict[str, float] = field(default_factory=dict)
+    worker_peaks: dict[str, list[int]] = field(default_factory=dict)
+    task_time: dict[str, TaskTime] = field(default_factory=dict)
+
+
+@dataclass
+class TaskTime:
+    """Where a stage's time went on a Dask cluster, from the scheduler's task stream: the first
+    task's start and the last one's end (seconds after the command started), each worker's
+    seconds computing and receiving data, and the longest task."""
+
+    first: float
+    last: float
+    computing: dict[str, float]
+    transferring: dict[str, float]
+    longest: tuple[str, float]
+
+    @classmethod
+    def of(cls, records: list[dict], started: float) -> TaskTime | None:
+        from distributed.utils import key_split
+
+        if not records:
+            return None
+        computing, transferring = collections.Counter(), collections.Counter()
+        longest, spans = ("", 0.0), []
+        for record in records:
+            worker = record["worker"]
+            for step in record["startstops"]:
+                seconds = step["stop"] - step["start"]
+                if step["action"] == "compute":
+                    computing[worker] += seconds
+                    spans.append((step["start"], step["stop"]))
+                    longest = max(longest, (key_split(record["key"]), seconds), key=lambda named: named[1])
+                elif step["action"] == "transfer":
+                    transferring[worker] += seconds
+        return cls(min(start for start, _ in spans) - started, max(stop for _, stop in spans) - started,
+                   dict(computing), dict(transferring), longest)
+
+
+@contextlib.contextmanager
+def task_stream(address: str) -> Iterator[Callable[[], list[dict]]]:
+    """The records of the tasks a Dask scheduler finishes from now on (a function that reads them):
+    its task-stream plugin is started by the first request."""
+    from distributed import Client
+
+    with Client(address, timeout=60) as client:
+        since = time.time()
+        client.get_task_stream(start=since)
+        yield lambda: client.get_task_stream(start=since)
 
 
 def measure(kind: str, n: int, code: str, source: Path | None, data: Path, runs: Path, file_lines: int, every: float,
@@ -187,23 +239,48 @@ def measure(kind: str, n: int, code: str, source: Path | None, data: Path, runs:
             contextlib.nullcontext(("", [])) as (address, cluster):
         runner = ["--paranmt-runner", "DaskRunner", "--paranmt-dask-scheduler", address] if dask_workers else \
             ["--paranmt-direct-num-workers", str(direct_workers)] if direct_workers else []
-        rows, total = [], 0.0
+        measured, total = Measured([], folder / "work"), 0.0
         for stage, args in [*STAGES[kind], *([TRAIN_STAGE] if train else [])]:
             command = ["luigi", "--module", "workflows", *[arg.format(input=spec, vectors=GLOVE, sts=STS) for arg in args], *runner, "--local-scheduler"]
-            wall, peak, worker_peaks, exit_code = run_sampled(command, folder, env, every, cluster[1:])  # [0]: the scheduler
+            with task_stream(address) if dask_workers else contextlib.nullcontext(list) as finished_tasks:
+                started = time.time()
+                wall, peak, worker_peaks, exit_code = run_sampled(command, folder, env, every, cluster[1:])  # [0]: the scheduler
+                if dask_workers:
+                    measured.task_time[stage] = TaskTime.of(finished_tasks(), started)
+                    measured.worker_peaks[stage] = worker_peaks
             seconds = stage_seconds(folder / "work", stage)
+            measured.seconds[stage] = seconds
             memory = f"{peak / 2**30:.2f}" + (f" / {max(worker_peaks) / 2**30:.2f}" if worker_peaks else "")
             if stage == TRAIN_STAGE[0]:
                 rate = f"{trained_pairs(folder / 'work') / seconds:,.0f}" if seconds else ""
             else:
                 total += seconds or wall
                 rate = f"{n / total:,.0f}"
-            rows.append([label, kind, f"{n:,}", stage, f"{seconds:.0f}" if seconds is not None else f"failed ({exit_code})",
-                         f"{wall:.0f}", memory, f"{folder_bytes(folder / 'work') / 2**30:.2f}", rate])
-            print(" | ".join(rows[-1]), flush=True)
+            measured.rows.append([label, kind, f"{n:,}", stage, f"{seconds:.0f}" if seconds is not None else f"failed ({exit_code})",
+                                  f"{wall:.0f}", memory, f"{folder_bytes(folder / 'work') / 2**30:.2f}", rate])
+            print(" | ".join(measured.rows[-1]), flush=True)
             if exit_code:
                 break
-    return Measured(rows, folder / "work")
+    return measured
+
+
+def runner_rows(n: int, direct: Measured, on_dask: Measured) -> list[list]:
+    """The comparison table's rows of one size: each stage on both runners and where its time went on Dask."""
+    rows = []
+    for stage, dask_seconds in on_dask.seconds.items():
+        direct_seconds, tasks = direct.seconds.get(stage), on_dask.task_time.get(stage)
+        speed = f"{direct_seconds / dask_seconds:.2f}" if direct_seconds and dask_seconds else ""
+        peaks = ", ".join(f"{peak / 2**30:.2f}" for peak in on_dask.worker_peaks.get(stage, []))
+        if tasks:
+            span = tasks.last - tasks.first
+            busy = ", ".join(f"{seconds:.0f} ({seconds / span:.0%})" for seconds in tasks.computing.values()) if span else ""
+            timing = [f"{tasks.first:.1f}", f"{tasks.last:.1f}", busy, f"{sum(tasks.transferring.values()):.1f}",
+                      f"{tasks.longest[1]:.1f} ({tasks.longest[0]})"]
+        else:
+            timing = [""] * 5
+        rows.append([f"{n:,}", stage, f"{direct_seconds:.0f}" if direct_seconds else "", f"{dask_seconds:.0f}" if dask_seconds else "",
+                     speed, peaks, *timing])
+    return rows
 
 
 def same_corpus(first: Path, second: Path) -> str:
@@ -289,7 +366,7 @@ def main() -> None:
     runs = Path(tempfile.mkdtemp(prefix="runs-", dir=args.data))
     sizes = [int(size) for size in args.sizes.split(",")]
     baseline_sizes = {int(size) for size in args.baseline_sizes.split(",")} if args.baseline else set()
-    rows, verdicts = [], []
+    rows, verdicts, compared = [], [], []
     for n in sizes:
         code = export(args.code, args.data) if args.code else None
         direct = measure(args.format, n, args.code or "this", code, args.data, runs, args.file_lines, args.every, train=args.train,
@@ -298,6 +375,7 @@ def main() -> None:
         if args.dask_workers:
             on_dask = measure(args.format, n, args.code or "this", code, args.data, runs, args.file_lines, args.every, args.dask_workers)
             rows += on_dask.rows
+            compared += runner_rows(n, direct, on_dask)
             if args.format == "release":
                 verdicts.append(f"{n:,} pairs: the corpus on Dask and on the DirectRunner: {same_corpus(direct.work, on_dask.work)}")
         if n in baseline_sizes:
@@ -306,6 +384,12 @@ def main() -> None:
     print(f"\n{machine()}; runs kept in {runs}\n")
     print(markdown_table(["code", "format", "pairs", "stage", "stage s", "command wall s", "peak GiB (process tree / largest Dask worker)",
                           "work dir GiB", "pairs/s so far"], rows))
+    if compared:
+        print(f"\nThe DaskRunner ({args.dask_workers} one-thread workers) against the DirectRunner, per stage; "
+              "the task times are the scheduler's, in seconds after the command started:\n")
+        print(markdown_table(["pairs", "stage", "DirectRunner s", "Dask s", "Dask's speed (× Direct)", "each worker's peak GiB",
+                              "first task at s", "last task ends s", "each worker computing s (share of the span)",
+                              "receiving data s", "longest task s"], compared))
     print("\n".join(["", *verdicts]))
 
 
