@@ -102,6 +102,51 @@ def sif_glove4k():
     return SIFEmbedder(*load_vectors(GLOVE), load_word_counts(COUNTS)).fit(reference)
 
 
+def luigid_answers(port: int) -> bool:
+    """Whether a luigid on 127.0.0.1:``port`` serves its visualiser page."""
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/static/visualiser/index.html", timeout=5) as page:
+            return page.status == 200
+    except OSError:
+        return False
+
+
+@contextmanager
+def local_luigid(folder: Path, start_seconds: float = 60) -> Iterator[int]:
+    """``luigid`` in the background on a free port of 127.0.0.1 (yielded), its pid file, logs,
+    state and task history (SQLite, ``folder/history.db``) in ``folder``; stopped by its process id."""
+    import signal
+    import socket
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "luigid.cfg").write_text(
+        f"[scheduler]\nrecord_task_history = true\n[task_history]\ndb_connection = sqlite:///{folder / 'history.db'}\n")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    pidfile = folder / "luigid.pid"
+    subprocess.run([str(Path(sys.executable).with_name("luigid")), "--background", "--address", "127.0.0.1", "--port", str(port),
+                    "--pidfile", str(pidfile), "--logdir", str(folder / "log"), "--state-path", str(folder / "state.pickle")],
+                   cwd=folder, env={**os.environ, "LUIGI_CONFIG_PATH": str(folder / "luigid.cfg")}, check=True, timeout=start_seconds)
+    deadline = time.monotonic() + start_seconds
+    while not luigid_answers(port):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"luigid did not answer in {start_seconds:.0f} s: {sorted(p.name for p in (folder / 'log').glob('*'))}")
+        time.sleep(0.2)
+    pid = int(pidfile.read_text())
+    try:
+        yield port
+    finally:
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 30
+        while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if Path(f"/proc/{pid}").exists():
+            os.kill(pid, signal.SIGKILL)
+
+
 @contextmanager
 def local_dask_cluster(folder: Path, workers: int, env: dict[str, str] | None = None, start_seconds: float = 120,
                        resources: dict[int, str] | None = None) -> Iterator[tuple[str, list[subprocess.Popen]]]:

@@ -51,6 +51,7 @@ from benchmarks.common import (
     SHARED,
     STS,
     local_dask_cluster,
+    local_luigid,
     machine,
     markdown_table,
     write_reference_pairs,
@@ -226,11 +227,11 @@ def task_stream(address: str) -> Iterator[Callable[[], list[dict]]]:
 
 
 def measure(kind: str, n: int, code: str, source: Path | None, data: Path, runs: Path, file_lines: int, every: float,
-            dask_workers: int = 0, train: bool = False, direct_workers: int = 0) -> Measured:
+            dask_workers: int = 0, train: bool = False, direct_workers: int = 0, scheduler: tuple[str, ...] = ("--local-scheduler",)) -> Measured:
     """The table rows of one (format, size, code) run, on the DirectRunner or, with
     ``dask_workers``, on a local dask.distributed cluster of that many one-thread worker processes
     (started for the run; the peak memory of each worker is the largest of them, after a slash);
-    the commands stop at the first failure."""
+    the commands stop at the first failure. ``scheduler``: Luigi's scheduler options."""
     spec = generate(kind, n, data, file_lines)
     label = f"{code} on Dask ({dask_workers} workers)" if dask_workers else code
     folder = Path(tempfile.mkdtemp(prefix=f"{kind}-{n}-{code}{'-dask' if dask_workers else ''}-", dir=runs))
@@ -241,7 +242,7 @@ def measure(kind: str, n: int, code: str, source: Path | None, data: Path, runs:
             ["--paranmt-direct-num-workers", str(direct_workers)] if direct_workers else []
         measured, total = Measured([], folder / "work"), 0.0
         for stage, args in [*STAGES[kind], *([TRAIN_STAGE] if train else [])]:
-            command = ["luigi", "--module", "workflows", *[arg.format(input=spec, vectors=GLOVE, sts=STS) for arg in args], *runner, "--local-scheduler"]
+            command = ["luigi", "--module", "workflows", *[arg.format(input=spec, vectors=GLOVE, sts=STS) for arg in args], *runner, *scheduler]
             with task_stream(address) if dask_workers else contextlib.nullcontext(list) as finished_tasks:
                 started = time.time()
                 wall, peak, worker_peaks, exit_code = run_sampled(command, folder, env, every, cluster[1:])  # [0]: the scheduler
@@ -337,6 +338,24 @@ def plot(rows: list[dict], out: Path, baseline: str) -> None:
     figure.savefig(out, dpi=110)
 
 
+def measure_size(args: argparse.Namespace, n: int, runs: Path, scheduler: tuple[str, ...]) -> tuple[list, list, list]:
+    """One size's runs (this code on the DirectRunner, on Dask, the baseline): their rows, the
+    corpora's comparison and the runners' comparison."""
+    code = export(args.code, args.data) if args.code else None
+    common = {"kind": args.format, "n": n, "data": args.data, "runs": runs, "file_lines": args.file_lines, "every": args.every, "scheduler": scheduler}
+    direct = measure(code=args.code or "this", source=code, train=args.train, direct_workers=args.direct_workers, **common)
+    rows, verdicts, compared = direct.rows, [], []
+    if args.dask_workers:
+        on_dask = measure(code=args.code or "this", source=code, dask_workers=args.dask_workers, **common)
+        rows += on_dask.rows
+        compared = runner_rows(n, direct, on_dask)
+        if args.format == "release":
+            verdicts.append(f"{n:,} pairs: the corpus on Dask and on the DirectRunner: {same_corpus(direct.work, on_dask.work)}")
+    if n in {int(size) for size in args.baseline_sizes.split(",")} and args.baseline:
+        rows += measure(code=args.baseline, source=export(args.baseline, args.data), train=args.train, direct_workers=args.direct_workers, **common).rows
+    return rows, verdicts, compared
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--format", choices=sorted(STAGES), default="release")
@@ -351,6 +370,8 @@ def main() -> None:
                         "and compare its corpus with the DirectRunner's (0: no Dask run).")
     parser.add_argument("--direct-workers", type=int, default=0, help="DirectRunner worker processes (0: the project's default, by input size; "
                         "2 measures a 1M input as a larger one runs).")
+    parser.add_argument("--luigi-workers", type=int, default=0, help="Run every command through a luigid started on 127.0.0.1 for the run, "
+                        "with this many Luigi workers (0: --local-scheduler).")
     parser.add_argument("--train", action="store_true", help="Release format: then TrainOnFiltered --decile 9 --epochs 1 on the corpus (STS data needed).")
     parser.add_argument("--plot", type=Path, help="Draw time and memory against size from the tables of --tables into this PNG, and stop.")
     parser.add_argument("--tables", type=Path, nargs="*", default=[], help="Saved outputs of earlier runs of this benchmark.")
@@ -365,22 +386,13 @@ def main() -> None:
     args.data.mkdir(parents=True, exist_ok=True)
     runs = Path(tempfile.mkdtemp(prefix="runs-", dir=args.data))
     sizes = [int(size) for size in args.sizes.split(",")]
-    baseline_sizes = {int(size) for size in args.baseline_sizes.split(",")} if args.baseline else set()
     rows, verdicts, compared = [], [], []
-    for n in sizes:
-        code = export(args.code, args.data) if args.code else None
-        direct = measure(args.format, n, args.code or "this", code, args.data, runs, args.file_lines, args.every, train=args.train,
-                         direct_workers=args.direct_workers)
-        rows += direct.rows
-        if args.dask_workers:
-            on_dask = measure(args.format, n, args.code or "this", code, args.data, runs, args.file_lines, args.every, args.dask_workers)
-            rows += on_dask.rows
-            compared += runner_rows(n, direct, on_dask)
-            if args.format == "release":
-                verdicts.append(f"{n:,} pairs: the corpus on Dask and on the DirectRunner: {same_corpus(direct.work, on_dask.work)}")
-        if n in baseline_sizes:
-            rows += measure(args.format, n, args.baseline, export(args.baseline, args.data), args.data, runs, args.file_lines, args.every,
-                            train=args.train, direct_workers=args.direct_workers).rows
+    with local_luigid(runs / "luigid") if args.luigi_workers else contextlib.nullcontext() as port:
+        scheduler = ("--scheduler-host", "127.0.0.1", "--scheduler-port", str(port), "--workers", str(args.luigi_workers)) if port else ("--local-scheduler",)
+        for n in sizes:
+            measured = measure_size(args, n, runs, scheduler)
+            for table, more in zip((rows, verdicts, compared), measured, strict=True):
+                table += more
     print(f"\n{machine()}; runs kept in {runs}\n")
     print(markdown_table(["code", "format", "pairs", "stage", "stage s", "command wall s", "peak GiB (process tree / largest Dask worker)",
                           "work dir GiB", "pairs/s so far"], rows))

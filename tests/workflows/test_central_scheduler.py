@@ -6,13 +6,11 @@ complete, both in the task history)."""
 import json
 import os
 import shutil
-import signal
 import socket
 import sqlite3
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import luigi
@@ -22,6 +20,7 @@ from nmt_fixtures import tiny_nmt_fixture, toy_pairs  # noqa: F401 - the tiny_nm
 from test_backtranslate_flow import czeng_file, given
 
 import workflows
+from benchmarks.common import local_luigid, luigid_answers
 from workflows import BuildParaNMT, IngestBitext
 from workflows.central_scheduler import WorkDirectoryTask, work_directory_digest
 
@@ -34,38 +33,8 @@ BUILD_SECONDS = 600
 def luigid(tmp_path):
     """``luigid`` in the background on a free port of 127.0.0.1, its pid file, logs, state and task
     history in ``tmp_path``; stopped by its process id when the test ends."""
-    folder = tmp_path / "luigid"
-    folder.mkdir()
-    (folder / "luigid.cfg").write_text(
-        f"[scheduler]\nrecord_task_history = true\n[task_history]\ndb_connection = sqlite:///{folder / 'history.db'}\n")
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    pidfile = folder / "luigid.pid"
-    subprocess.run([str(Path(sys.executable).with_name("luigid")), "--background", "--address", "127.0.0.1", "--port", str(port),
-                    "--pidfile", str(pidfile), "--logdir", str(folder / "log"), "--state-path", str(folder / "state.pickle")],
-                   cwd=folder, env={**os.environ, "LUIGI_CONFIG_PATH": str(folder / "luigid.cfg")}, check=True, timeout=60)
-    deadline = time.monotonic() + 60
-    while not answers(port):
-        assert time.monotonic() < deadline, f"luigid did not answer in 60 s: {sorted(p.name for p in (folder / 'log').glob('*'))}"
-        time.sleep(0.2)
-    pid = int(pidfile.read_text())
-    yield {"port": port, "history": folder / "history.db"}
-    os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + 30
-    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
-        time.sleep(0.2)
-    if Path(f"/proc/{pid}").exists():
-        os.kill(pid, signal.SIGKILL)
-
-
-def answers(port: int) -> bool:
-    """Whether the scheduler's visualiser page is served on ``port``."""
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/static/visualiser/index.html", timeout=5) as page:
-            return page.status == 200
-    except OSError:
-        return False
+    with local_luigid(tmp_path / "luigid") as port:
+        yield {"port": port, "history": tmp_path / "luigid" / "history.db"}
 
 
 @pytest.fixture
@@ -128,7 +97,7 @@ def test_builds_on_two_work_directories_at_once_each_build_everything_and_are_re
         assert_complete(workdir)
         assert sorted(set(built_stages(output))) == sorted(STAGES)
     assert built_stages(outputs[0]) == sorted(STAGES)  # each stage once
-    assert answers(luigid["port"])
+    assert luigid_answers(luigid["port"])
     done = {work_directory_digest(str(workdir)): set() for workdir in workdirs}  # a task's id ends with its work directory's
     with sqlite3.connect(luigid["history"]) as history:
         for name, task_id in history.execute("select distinct tasks.name, tasks.task_id from tasks join task_events "
