@@ -54,6 +54,13 @@ from benchmarks.common import markdown_table, measure_in_subprocess
 from benchmarks.gpu_report import report
 from corpus import translation_check
 
+# The files of newstest2021 the call reads, in the shared data folder (besides csen-more, whose sets
+# corpus.csen_more names): the test set, its baseline system, and its en-cs half's sentences, which
+# are back-translated too; corpus.csen_more holds out both references. scripts/pack_gpu_data.sh
+# packs these, so what travels is what the call reads.
+NEWSTEST2021 = {name: f"csen/wmt21/newstest2021.{file}" for name, file in (
+    ("source", "cs-en.src.cs"), ("reference", "cs-en.ref.A.en"), ("reference_b", "cs-en.ref.B.en"),
+    ("baseline", "cs-en.hyp.CUNI-Transformer2018.en"), ("more_czech", "en-cs.ref.A.cs"), ("more_english", "en-cs.src.en"))}
 FILE_LIMIT, FILES_LIMIT, TOTAL_LIMIT = 16 * 2**20, 8, 64 * 2**20
 # Shares of the budget, in order. The training gets half (the H200's first call trained 167 s of
 # 9.5 minutes, and its model had not learned); the back-translation, its engine's measurement
@@ -291,15 +298,11 @@ def prepare_data(data: Path | None, tiny: bool, workdir: Path) -> tuple[str, dic
         files = {"source": write("source.cs", [cs for cs, _ in test]), "reference": write("reference.en", [en for _, en in test]), "baseline": ""}
         return write_pairs(pairs, workdir / "inputs", "demo"), files, f"the embedded demo corpus ({len(pairs)} pairs; tested on its own last {len(test)})"
     counts = prepare(data, workdir / "csen-more", report=lambda line: None)
-    wmt21 = data / "csen" / "wmt21"
+    newstest2021 = {name: (data / path).read_text(encoding="utf-8").splitlines() for name, path in NEWSTEST2021.items()}
     count = (TINY if tiny else REAL).test_sentences or None
-    files = {name: write(path.name, path.read_text(encoding="utf-8").splitlines()[:count]) for name, path in (
-        ("source", wmt21 / "newstest2021.cs-en.src.cs"), ("reference", wmt21 / "newstest2021.cs-en.ref.A.en"),
-        ("baseline", wmt21 / "newstest2021.cs-en.hyp.CUNI-Transformer2018.en"))}
-    newstest = [*zip((wmt21 / "newstest2021.cs-en.src.cs").read_text(encoding="utf-8").splitlines(),
-                     (wmt21 / "newstest2021.cs-en.ref.A.en").read_text(encoding="utf-8").splitlines(), strict=True),
-                *zip((wmt21 / "newstest2021.en-cs.ref.A.cs").read_text(encoding="utf-8").splitlines(),
-                     (wmt21 / "newstest2021.en-cs.src.en").read_text(encoding="utf-8").splitlines(), strict=True)]
+    files = {name: write(Path(NEWSTEST2021[name]).name, newstest2021[name][:count]) for name in ("source", "reference", "baseline")}
+    newstest = [*zip(newstest2021["source"], newstest2021["reference"], strict=True),
+                *zip(newstest2021["more_czech"], newstest2021["more_english"], strict=True)]
     files["more"] = write_pairs(newstest[:count], workdir / "newstest2021", "newstest2021")
     if tiny:
         inputs = write_pairs(sample(read_pairs(str(workdir / "csen-more" / "*.cs")), 2000), workdir / "inputs", "csen-more-sample")

@@ -2,14 +2,17 @@
 # Pack what `python -m benchmarks gpu_run` reads of the shared data folder into .data-gpu/data.tar.gz
 # (ignored by git), to travel with the working tree to a GPU machine without internet, where
 # scripts/gpu_machine.sh unpacks it: csen-more without the two sets corpus/csen_more.py leaves out
-# (GNOME strings, Kudela paragraphs) and newstest2021 (held out: the cs-en sources, references A
-# and B, the CUNI system's output; the en-cs Czech reference A, test sentences for the speed step).
-#   scripts/pack_gpu_data.sh [DATA]        # DATA: ../shared/data by default
+# (GNOME strings, Kudela paragraphs) and the newstest2021 files that benchmarks/gpu_run.py names
+# (NEWSTEST2021: the test set, its baseline system, its en-cs half).
+#   scripts/pack_gpu_data.sh [DATA [ARCHIVE]]   # DATA: ../shared/data, ARCHIVE: .data-gpu/data.tar.gz
 set -euo pipefail
-data=${1:-${PARANMT_SHARED_DATA:-../shared/data}}
-mkdir -p .data-gpu
-tar -C "$data" -czf .data-gpu/data.tar.gz \
-    --exclude=csen-more/gnome-user-docs --exclude=csen-more/kudela-commoncrawl csen-more \
-    csen/wmt21/newstest2021.cs-en.src.cs csen/wmt21/newstest2021.cs-en.ref.A.en csen/wmt21/newstest2021.cs-en.ref.B.en \
-    csen/wmt21/newstest2021.cs-en.hyp.CUNI-Transformer2018.en csen/wmt21/newstest2021.en-cs.ref.A.cs
-du -h .data-gpu/data.tar.gz
+data=$(realpath "${1:-${PARANMT_SHARED_DATA:-../shared/data}}")
+archive=$(realpath -m "${2:-.data-gpu/data.tar.gz}")
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+mkdir -p "$(dirname "$archive")"
+# newstest2021's files as benchmarks/gpu_run.py names them (it reads no others of csen/)
+mapfile -t newstest2021 < <(python3 -c 'from benchmarks.gpu_run import NEWSTEST2021; print(*NEWSTEST2021.values(), sep="\n")')
+((${#newstest2021[@]})) || { echo "pack_gpu_data: could not read benchmarks/gpu_run.py's NEWSTEST2021" >&2; exit 1; }
+tar -C "$data" -czf "$archive" \
+    --exclude=csen-more/gnome-user-docs --exclude=csen-more/kudela-commoncrawl csen-more "${newstest2021[@]}"
+du -h "$archive"

@@ -39,6 +39,21 @@ def test_a_call_that_stops_before_gpu_run_leaves_a_report_that_says_why(tmp_path
                         r"assumes it has \(kit.txt\): not installed: no-such-distribution\n", report), report
 
 
+def test_the_data_that_travels_holds_every_newstest2021_file_the_call_reads(tmp_path):
+    """scripts/pack_gpu_data.sh packs csen-more and the files benchmarks/gpu_run.py names (the
+    rehearsal found en-cs.src.en read by the call but never packed: the data step failed there)."""
+    from benchmarks.gpu_run import NEWSTEST2021
+
+    data = tmp_path / "data"
+    for path in [*NEWSTEST2021.values(), "csen-more/multi30k/train.cs.gz", "csen-more/gnome-user-docs/left-out.po", "csen/wmt21/other.txt"]:
+        (data / path).parent.mkdir(parents=True, exist_ok=True)
+        (data / path).write_text("Dobrý den.\n")
+    archive = tmp_path / "packed" / "data.tar.gz"
+    subprocess.run([str(REPO / "scripts" / "pack_gpu_data.sh"), str(data), str(archive)], cwd=tmp_path, check=True, capture_output=True, timeout=120)
+    packed = subprocess.run(["tar", "-tzf", str(archive)], check=True, capture_output=True, text=True).stdout.split()
+    assert {path for path in packed if not path.endswith("/")} == {*NEWSTEST2021.values(), "csen-more/multi30k/train.cs.gz"}
+
+
 def test_a_run_that_cannot_start_its_steps_leaves_a_report_with_gpu_runs_last_word(tmp_path):
     """The real (not --tiny) run on a machine whose GPU fairseq cannot use: gpu_run stops before
     its first step, and report.md holds its one line."""
