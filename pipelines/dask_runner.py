@@ -9,7 +9,11 @@ and right on a dask.distributed cluster (docs/2026-11-25-dask.md has each fault'
    batch). Here the bundle's outputs are collected after ``finish_bundle``.
 
 Beam's runner also sets a DoFn up and tears it down for every partition; here a set-up DoFn serves
-the partitions of a worker process one after another (``IdleDoFns``).
+the partitions of a worker process one after another (``IdleDoFns``). And a worker that Dask's
+nanny started with ``MALLOC_TRIM_THRESHOLD_`` set allocates every array of 128 KiB or more with its
+own ``mmap`` (glibc stops adapting its thresholds once any malloc setting is given), which made
+scoring a shard a third slower than in any other process: here the thresholds are set where
+glibc's adaptation ends, once per worker process (``large_allocations_from_the_heap``).
 
 And so that the work is spread over the workers: ``Create`` puts one element per partition
 (Beam's puts up to 128 in one, so one worker got every shard) and ``Reshuffle`` cuts its input
@@ -22,7 +26,10 @@ unfused, because dask's fusion drops the annotations (the fused task runs on any
 from __future__ import annotations
 
 import collections
+import ctypes
 import dataclasses
+import functools
+import os
 import threading
 
 import dask
@@ -178,6 +185,7 @@ class Bundle:
     side_views: list
 
     def run(self, elements, *side_values) -> list[tuple]:
+        large_allocations_from_the_heap()
         outputs: list[tuple] = []
         receivers = TagReceivers(outputs)
         handler = _OutputHandler(window_fn=self.window_fn, main_receivers=receivers[None], tagged_receivers=receivers,
@@ -198,6 +206,29 @@ class Bundle:
         invoker.invoke_finish_bundle()
         SET_UP_DOFNS.give_back(self.pickled_fn, invoker.signature.do_fn)
         return outputs
+
+
+# glibc's mallopt parameters, and the largest mmap threshold glibc adapts to by itself (32 MiB on 64
+# bits; it then trims the heap at twice that).
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+ADAPTED_MMAP_THRESHOLD_MAX = 32 * 2**20
+# The environment variables that fix a glibc malloc setting at start-up, and so its mmap threshold.
+MALLOC_SETTINGS = ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TOP_PAD_", "MALLOC_MMAP_MAX_")
+
+
+@functools.cache
+def large_allocations_from_the_heap() -> bool:
+    """In a worker process started with a malloc setting in its environment (Dask's nanny gives
+    ``MALLOC_TRIM_THRESHOLD_=65536``, so that freed memory goes back to the system at once), set
+    glibc's mmap and trim thresholds where glibc's own adaptation ends: with any setting given, glibc
+    keeps the mmap threshold at 128 KiB, and every larger allocation (a batch's arrays) is a fresh
+    ``mmap`` whose pages fault in and are unmapped again: scoring a shard took 2.3-2.5 s there
+    against 1.7-1.8 s in any other process (docs/2026-12-02-dask-speed.md). The cost: a worker
+    keeps up to 64 MiB of freed memory for reuse. Whether it changed anything; once per process."""
+    if not any(name in os.environ for name in MALLOC_SETTINGS):
+        return False  # glibc adapts the thresholds itself
+    mallopt = getattr(ctypes.CDLL(None), "mallopt", None)  # glibc's; other C libraries may lack it
+    return bool(mallopt and mallopt(M_MMAP_THRESHOLD, ADAPTED_MMAP_THRESHOLD_MAX) and mallopt(M_TRIM_THRESHOLD, 2 * ADAPTED_MMAP_THRESHOLD_MAX))
 
 
 class IdleDoFns:

@@ -66,8 +66,13 @@ def pipeline_options(runner: str = "DirectRunner", num_workers: int = 0, extra_a
     """
     fix_worker_hangs()  # every pipeline of the project gets its options here
     args = [f"--runner={RUNNERS.get(runner, runner)}"]
-    if on_dask(runner) and dask_scheduler:
-        args.append(f"--dask_client_address={dask_scheduler}")
+    if on_dask(runner):
+        # Beam's DaskOptions declare --dask_client_address when their module is imported; before
+        # that, Beam parses the flag as unknown and warns "Discarding unparseable args" on the console
+        from apache_beam.runners.dask import dask_runner  # noqa: F401
+
+        if dask_scheduler:
+            args.append(f"--dask_client_address={dask_scheduler}")
     if log_level > logging.DEBUG:
         args += [f"--default_sdk_harness_log_level={logging.getLevelName(log_level)}",
                  f"--sdk_harness_log_level_overrides={json.dumps(_WORKER_START_UP_NOISE)}"]

@@ -62,3 +62,16 @@ def test_the_direct_runner_never_reaches_for_the_network(monkeypatch, caplog):
         doubled = pipeline | beam.Create([1, 2, 3]) | beam.Map(lambda x: 2 * x)
         assert_that(doubled, equal_to([2, 4, 6]))
     assert reached == [] and "Prism" not in caplog.text
+
+
+def test_the_dask_scheduler_option_is_parsed_without_a_warning():
+    """In a fresh process (where Beam's Dask module is not yet imported) Beam warned "Discarding
+    unparseable args: ['--dask_client_address=…']" on every Dask user's console."""
+    import subprocess
+    import sys
+
+    code = ("import logging; logging.basicConfig()\n"
+            "from pipelines.options import pipeline_options\n"
+            "print(pipeline_options('DaskRunner', dask_scheduler='tcp://127.0.0.1:1').get_all_options()['address'])")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert (done.stdout.strip(), done.stderr) == ("tcp://127.0.0.1:1", "")
