@@ -22,7 +22,17 @@ directory's size. ``--baseline REF`` runs the same commands with the code of git
 (exported with ``git archive``, first on ``PYTHONPATH``) at the sizes of ``--baseline-sizes``, in
 the same run.
 
+``--dask-workers N`` runs each size a second time on a local dask.distributed cluster of N
+one-thread worker processes (started for the size, stopped by PID) and prints a second table: each
+stage's seconds on both runners, Dask's speed as a share of the DirectRunner's, each worker's peak
+memory, and where the Dask time went, from the scheduler's task stream (when the first task
+started and the last ended, each worker's seconds computing as a share of that span, the seconds
+spent receiving data, the longest task); then whether the two corpora are equal.
+``--luigi-workers N`` sends every command through a ``luigid`` started on 127.0.0.1 for the run,
+with N Luigi workers.
+
     python -m benchmarks size --format release --sizes 1000000,4000000 --baseline HEAD~5 --baseline-sizes 1000000
+    python -m benchmarks size --format release --sizes 1000000,4000000 --dask-workers 2 --direct-workers 2 --luigi-workers 2
 """
 
 from __future__ import annotations
