@@ -79,7 +79,7 @@ class DaskRunner(dask_runner.DaskRunner):
         if bags.resources_asked:
             check_declared(bags.resources_asked, client)
             return ClosingResult(client, client.compute(sinks, optimize_graph=False))
-        return ClosingResult(client, client.compute(list(dask.optimize(*sinks))))
+        return ClosingResult(client, client.compute(sinks))  # optimized together: what sinks share runs once
 
 
 def check_declared(resources: set[str], client) -> None:
@@ -147,7 +147,9 @@ class PCollectionBags(PipelineVisitor):
         args, kwargs = transform.raw_side_inputs
         bundle = Bundle(pickler.dumps(transform.fn), node.full_label, main_input.windowing.windowfn, list(args), kwargs,
                         [(type(side), side._view_options()) for side in node.side_inputs])
-        side_values = [dask.delayed(list)(self.bags[side.pvalue]) for side in node.side_inputs]
+        # each side input from the bag's own tasks: dask.delayed(bag) would fuse the bag's graph into
+        # its own under new names, and every reader of the bag computed it again
+        side_values = [dask.delayed(concatenated)(self.bags[side.pvalue].to_delayed(optimize_graph=False)) for side in node.side_inputs]
         resources = worker_resources(node.resource_hints)
         self.resources_asked |= set(resources)
         with dask.annotate(**({"resources": resources} if resources else {})):
@@ -283,6 +285,10 @@ class TagReceiver(Receiver):
 
 def with_tag(outputs: list[tuple], tag: str | None) -> list:
     return [value for output_tag, value in outputs if output_tag == tag]
+
+
+def concatenated(partitions: list[list]) -> list:
+    return [element for partition in partitions for element in partition]
 
 
 def drained(partition) -> list:

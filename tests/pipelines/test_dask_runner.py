@@ -90,6 +90,27 @@ def test_what_finish_bundle_emits_is_kept(run):
     assert sum(run(build)["batches"]) == 10
 
 
+def counted(number: int, folder) -> tuple[int, int]:
+    record(number, folder)
+    return number % 3, number
+
+
+def test_what_several_transforms_read_is_computed_once(scheduler, tmp_path):
+    """Read by two side inputs and a sink: each element once. dask.optimize over the sinks and
+    dask.delayed over a bag both fuse the bag's tasks under new names, so every reader computed
+    it again (AssignDeciles read each shard 18 times at 4M pairs, 115 s against 19 in process)."""
+    with beam.Pipeline(options=pipeline_options(OURS, dask_scheduler=scheduler)) as pipeline:
+        numbers = pipeline | beam.Create(list(range(40)))
+        keyed = numbers | "Counted" >> beam.Map(counted, tmp_path / "counted")
+        sums = beam.pvalue.AsDict(keyed | "Sums" >> beam.CombinePerKey(sum))
+        total = beam.pvalue.AsSingleton(keyed | "Values" >> beam.Values() | "Total" >> beam.CombineGlobally(sum))
+        (numbers | "WithSums" >> beam.Map(lambda number, sums: number + len(sums), sums)
+         | "WithTotal" >> beam.Map(lambda number, total: number + total, total) | beam.Map(record, tmp_path / "out"))
+        keyed | "Sink" >> beam.Map(record, tmp_path / "sink")
+    assert sorted(ast.literal_eval(path.read_text()) for path in (tmp_path / "counted").iterdir()) == list(range(40))
+    assert sorted(ast.literal_eval(path.read_text()) for path in (tmp_path / "out").iterdir()) == [n + 3 + 780 for n in range(40)]
+
+
 def test_a_worker_process_started_with_a_malloc_setting_takes_large_arrays_from_the_heap():
     """Dask's nanny starts workers with MALLOC_TRIM_THRESHOLD_=65536, which pins glibc's mmap
     threshold at 128 KiB: every larger array was a fresh mmap (glibc's mallinfo2 counts them), and
