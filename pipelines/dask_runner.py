@@ -15,6 +15,12 @@ own ``mmap`` (glibc stops adapting its thresholds once any malloc setting is giv
 scoring a shard a third slower than in any other process: here the thresholds are set where
 glibc's adaptation ends, once per worker process (``large_allocations_from_the_heap``).
 
+A ``CombinePerKey`` without side inputs (and so ``CombineGlobally``, ``Count``, ``ToList``) is
+lifted, as Beam's own runners do: each partition combines its elements by key, and only the
+accumulators are merged, in a tree (Beam's runner grouped every element by a task shuffle, whose
+thousands of tasks made AssignDeciles on Dask six times slower than in process at 4M pairs). Its
+keys must be hashable; its result is one partition.
+
 And so that the work is spread over the workers: ``Create`` puts one element per partition
 (Beam's puts up to 128 in one, so one worker got every shard) and ``Reshuffle`` cuts its input
 into a partition per worker thread (Beam's is a no-op). A transform with an accelerator resource
@@ -32,11 +38,12 @@ import functools
 import os
 import threading
 
+import apache_beam as beam
 import dask
 import dask.bag as db
-from apache_beam import DoFn, ParDo, pvalue
+from apache_beam import DoFn, ParDo, PTransform, pvalue
 from apache_beam.internal import pickler
-from apache_beam.pipeline import AppliedPTransform, PipelineVisitor
+from apache_beam.pipeline import AppliedPTransform, PipelineVisitor, PTransformOverride
 from apache_beam.runners.common import (
     DoFnContext,
     DoFnInvoker,
@@ -55,6 +62,7 @@ from apache_beam.runners.dask.overrides import (
 from apache_beam.runners.dask.transform_evaluator import GroupByKey, get_windowed_value
 from apache_beam.transforms.resources import AcceleratorHint
 from apache_beam.transforms.sideinputs import SideInputMap
+from apache_beam.transforms.window import GlobalWindows
 
 from corpus.errors import InputError
 
@@ -72,7 +80,7 @@ class DaskRunner(dask_runner.DaskRunner):
             client = distributed.Client(**dask_options)
         except OSError as error:  # the address is the user's: a typo, or the scheduler is not started
             raise InputError(f"no dask scheduler answers at {dask_options.get('address')} ([paranmt] dask_scheduler): {error}") from error
-        pipeline.replace_all(dask_overrides())
+        pipeline.replace_all([LiftCombinePerKey(), *dask_overrides()])
         bags = PCollectionBags(bag_kwargs, threads=sum(client.nthreads().values()))
         pipeline.visit(bags)
         sinks = bags.sinks()
@@ -122,6 +130,8 @@ class PCollectionBags(PipelineVisitor):
             outputs = {None: self.created(transform.values)}
         elif type(transform) is ParDo:  # as Beam's: its subclasses (_GroupAlsoByWindow) pass elements on
             outputs = self.par_do(node, bags[0])
+        elif isinstance(transform, _LiftedCombinePerKey):
+            outputs = {None: combined_per_key(bags[0], transform.fn)}
         elif isinstance(transform, _GroupByKeyOnly):
             outputs = {None: GroupByKey(node).apply(bags[0])}
         elif isinstance(transform, _Flatten):
@@ -147,9 +157,11 @@ class PCollectionBags(PipelineVisitor):
         args, kwargs = transform.raw_side_inputs
         bundle = Bundle(pickler.dumps(transform.fn), node.full_label, main_input.windowing.windowfn, list(args), kwargs,
                         [(type(side), side._view_options()) for side in node.side_inputs])
-        # each side input from the bag's own tasks: dask.delayed(bag) would fuse the bag's graph into
-        # its own under new names, and every reader of the bag computed it again
-        side_values = [dask.delayed(concatenated)(self.bags[side.pvalue].to_delayed(optimize_graph=False)) for side in node.side_inputs]
+        # each side input a reduction of the bag's own tasks, lazily: dask.delayed(bag) fused the
+        # bag's graph into its own under new names (every reader computed the bag again), and
+        # dask.delayed over its partitions built the whole graph once per partition
+        side_values = [self.bags[side.pvalue].reduction(list, concatenated, split_every=False).to_delayed(optimize_graph=False)
+                       for side in node.side_inputs]
         resources = worker_resources(node.resource_hints)
         self.resources_asked |= set(resources)
         with dask.annotate(**({"resources": resources} if resources else {})):
@@ -160,6 +172,61 @@ class PCollectionBags(PipelineVisitor):
         """The bags of the PCollections no transform reads, each drained to an empty result (the
         client gathers results only to see errors)."""
         return [bag.map_partitions(drained) for pcoll, bag in self.bags.items() if pcoll not in self.read]
+
+
+class _LiftedCombinePerKey(PTransform):
+    """A CombinePerKey run as one step by the runner (``combined_per_key``)."""
+
+    def __init__(self, fn: beam.CombineFn):
+        super().__init__()
+        self.fn = fn
+
+    def expand(self, pcoll):
+        return pvalue.PCollection.from_(pcoll)
+
+
+class LiftCombinePerKey(PTransformOverride):
+    """Replaces a CombinePerKey that can be lifted: no side inputs or extra arguments, and the
+    global window (the runner computes no other)."""
+
+    def matches(self, applied: AppliedPTransform) -> bool:
+        transform = applied.transform
+        if type(transform) is not beam.CombinePerKey or transform.args or transform.kwargs or transform.side_inputs:
+            return False
+        return all(isinstance(pcoll.windowing.windowfn, GlobalWindows) for pcoll in applied.inputs if isinstance(pcoll, pvalue.PCollection))
+
+    def get_replacement_transform_for_applied_ptransform(self, applied: AppliedPTransform) -> PTransform:
+        return _LiftedCombinePerKey(applied.transform.fn)
+
+
+def combined_per_key(bag: db.Bag, fn: beam.CombineFn) -> db.Bag:
+    """(key, output) of ``fn`` over each key's values: accumulated in each partition, the
+    accumulators merged pairwise in a tree (dask's foldby), each output extracted at the end."""
+    steps = CombineSteps(fn)
+    return bag.foldby(key_of, steps.add, steps.create, steps.merge).map(steps.extract)
+
+
+def key_of(pair: tuple):
+    return pair[0]
+
+
+@dataclasses.dataclass
+class CombineSteps:
+    """A CombineFn's steps as dask's foldby calls them."""
+
+    fn: beam.CombineFn
+
+    def create(self):
+        return self.fn.create_accumulator()
+
+    def add(self, accumulator, pair: tuple):
+        return self.fn.add_input(accumulator, pair[1])
+
+    def merge(self, first, second):
+        return self.fn.merge_accumulators([first, second])
+
+    def extract(self, pair: tuple) -> tuple:
+        return pair[0], self.fn.extract_output(pair[1])
 
 
 def worker_resources(hints: dict[str, bytes]) -> dict[str, float]:
@@ -287,7 +354,7 @@ def with_tag(outputs: list[tuple], tag: str | None) -> list:
     return [value for output_tag, value in outputs if output_tag == tag]
 
 
-def concatenated(partitions: list[list]) -> list:
+def concatenated(partitions) -> list:
     return [element for partition in partitions for element in partition]
 
 
