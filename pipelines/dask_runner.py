@@ -212,21 +212,29 @@ def key_of(pair: tuple):
 
 @dataclasses.dataclass
 class CombineSteps:
-    """A CombineFn's steps as dask's foldby calls them."""
+    """A CombineFn's steps as dask's foldby calls them; the CombineFn is set up before its first
+    step in a task (each task gets its own copy)."""
 
     fn: beam.CombineFn
+    set_up: bool = False
+
+    def ready(self) -> beam.CombineFn:
+        if not self.set_up:
+            self.fn.setup()
+            self.set_up = True
+        return self.fn
 
     def create(self):
-        return self.fn.create_accumulator()
+        return self.ready().create_accumulator()
 
     def add(self, accumulator, pair: tuple):
-        return self.fn.add_input(accumulator, pair[1])
+        return self.ready().add_input(accumulator, pair[1])
 
     def merge(self, first, second):
-        return self.fn.merge_accumulators([first, second])
+        return self.ready().merge_accumulators([first, second])
 
     def extract(self, pair: tuple) -> tuple:
-        return pair[0], self.fn.extract_output(pair[1])
+        return pair[0], self.ready().extract_output(pair[1])
 
 
 def worker_resources(hints: dict[str, bytes]) -> dict[str, float]:

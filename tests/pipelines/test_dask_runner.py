@@ -200,3 +200,66 @@ def test_an_accelerator_hint_names_the_resource_and_its_count():
     assert worker_resources({AcceleratorHint.urn: b"type:GPU"}) == {"GPU": 1.0} and worker_resources({}) == {}
     with pytest.raises(InputError, match="needs type:NAME"):
         worker_resources({AcceleratorHint.urn: b"count:1"})
+
+
+class Mean(beam.CombineFn):
+    """A CombineFn that must be set up first (as Beam's runners do)."""
+
+    def setup(self):
+        self.ready = True
+
+    def create_accumulator(self):
+        assert self.ready
+        return 0, 0
+
+    def add_input(self, accumulator, value):
+        return accumulator[0] + value, accumulator[1] + 1
+
+    def merge_accumulators(self, accumulators):
+        return tuple(map(sum, zip(*accumulators, strict=True)))
+
+    def extract_output(self, accumulator):
+        return accumulator[0] / accumulator[1]
+
+
+def test_combines_give_what_beam_defines_lifted_or_not(scheduler, tmp_path):
+    """A CombinePerKey without side inputs is lifted (each partition combines, the accumulators are
+    merged); with a side input it is Beam's GroupByKey and CombineValues; an empty input's
+    CombineGlobally still gives its default."""
+    from pipelines.dask_runner import LiftCombinePerKey
+
+    pipeline = beam.Pipeline(options=pipeline_options(OURS, dask_scheduler=scheduler))
+    pairs = pipeline | beam.Create([(n % 4, n) for n in range(40)])
+    pairs | "Sum" >> beam.CombinePerKey(sum) | "RecordSum" >> beam.Map(record, tmp_path / "sum")
+    pairs | "Mean" >> beam.CombinePerKey(Mean()) | "RecordMean" >> beam.Map(record, tmp_path / "mean")
+    pairs | "Count" >> beam.combiners.Count.PerKey() | "RecordCount" >> beam.Map(record, tmp_path / "count")
+    pairs | beam.Values() | "List" >> beam.combiners.ToList() | beam.Map(sorted) | "RecordList" >> beam.Map(record, tmp_path / "list")
+    offset = beam.pvalue.AsSingleton(pipeline | "Offset" >> beam.Create([100]))
+    (pairs | "WithSide" >> beam.CombinePerKey(lambda values, offset: sum(values) + offset, offset)
+     | "RecordSide" >> beam.Map(record, tmp_path / "side"))
+    (pipeline | "Nothing" >> beam.Create([]) | "EmptySum" >> beam.CombineGlobally(sum)
+     | "RecordEmpty" >> beam.Map(record, tmp_path / "empty"))
+    lifted = [LiftCombinePerKey().matches(node) for node in combine_nodes(pipeline)]
+    pipeline.run().wait_until_finish()
+    found = {folder.name: sorted(ast.literal_eval(path.read_text()) for path in folder.iterdir()) for folder in tmp_path.iterdir()}
+    sums = {k: sum(n for n in range(40) if n % 4 == k) for k in range(4)}
+    assert found == {"sum": sorted(sums.items()), "mean": [(k, sums[k] / 10) for k in range(4)], "count": [(k, 10) for k in range(4)],
+                     "list": [list(range(40))], "side": sorted((k, v + 100) for k, v in sums.items()), "empty": [0]}
+    assert lifted == [True, True, True, True, False, True]  # Sum, Mean, Count, ToList, WithSide (not), EmptySum
+
+
+def combine_nodes(pipeline: beam.Pipeline) -> list:
+    """The pipeline's CombinePerKey transforms as applied, in the order they were applied."""
+    from apache_beam.pipeline import PipelineVisitor
+
+    class Combines(PipelineVisitor):
+        found: list = []
+
+        def enter_composite_transform(self, node):
+            if type(node.transform) is beam.CombinePerKey:
+                self.found.append(node)
+
+    visitor = Combines()
+    visitor.found = []
+    pipeline.visit(visitor)
+    return visitor.found
