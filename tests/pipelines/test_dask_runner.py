@@ -222,6 +222,22 @@ class Mean(beam.CombineFn):
         return accumulator[0] / accumulator[1]
 
 
+class PlusOffset(beam.CombineFn):
+    """A sum plus a side input's offset, added once."""
+
+    def create_accumulator(self, offset):
+        return 0
+
+    def add_input(self, accumulator, value, offset):
+        return accumulator + value
+
+    def merge_accumulators(self, accumulators, offset):
+        return sum(accumulators)
+
+    def extract_output(self, accumulator, offset):
+        return accumulator + offset
+
+
 def test_combines_give_what_beam_defines_lifted_or_not(scheduler, tmp_path):
     """A CombinePerKey without side inputs is lifted (each partition combines, the accumulators are
     merged); with a side input it is Beam's GroupByKey and CombineValues; an empty input's
@@ -235,7 +251,7 @@ def test_combines_give_what_beam_defines_lifted_or_not(scheduler, tmp_path):
     pairs | "Count" >> beam.combiners.Count.PerKey() | "RecordCount" >> beam.Map(record, tmp_path / "count")
     pairs | beam.Values() | "List" >> beam.combiners.ToList() | beam.Map(sorted) | "RecordList" >> beam.Map(record, tmp_path / "list")
     offset = beam.pvalue.AsSingleton(pipeline | "Offset" >> beam.Create([100]))
-    (pairs | "WithSide" >> beam.CombinePerKey(lambda values, offset: sum(values) + offset, offset)
+    (pairs | "WithSide" >> beam.CombinePerKey(PlusOffset(), offset)
      | "RecordSide" >> beam.Map(record, tmp_path / "side"))
     (pipeline | "Nothing" >> beam.Create([]) | "EmptySum" >> beam.CombineGlobally(sum)
      | "RecordEmpty" >> beam.Map(record, tmp_path / "empty"))
