@@ -15,7 +15,7 @@ own ``mmap`` (glibc stops adapting its thresholds once any malloc setting is giv
 scoring a shard a third slower than in any other process: here the thresholds are set where
 glibc's adaptation ends, once per worker process (``large_allocations_from_the_heap``).
 
-A ``CombinePerKey`` without side inputs (and so ``CombineGlobally``, ``Count``, ``ToList``) is
+A ``CombinePerKey`` without extra arguments (and so ``CombineGlobally``, ``Count``, ``ToList``) is
 lifted, as Beam's own runners do: each partition combines its elements by key, and only the
 accumulators are merged, in a tree (Beam's runner grouped every element by a task shuffle, whose
 thousands of tasks made AssignDeciles on Dask six times slower than in process at 4M pairs). Its
@@ -186,12 +186,13 @@ class _LiftedCombinePerKey(PTransform):
 
 
 class LiftCombinePerKey(PTransformOverride):
-    """Replaces a CombinePerKey that can be lifted: no side inputs or extra arguments, and the
-    global window (the runner computes no other)."""
+    """Replaces a CombinePerKey that can be lifted: no extra arguments, and the global window (the
+    runner computes no other). One with side inputs is Beam's ParDo-based LiftedCombinePerKey
+    already (``CombinePerKey.__new__``), its accumulators grouped by Beam's GroupByKey."""
 
     def matches(self, applied: AppliedPTransform) -> bool:
         transform = applied.transform
-        if type(transform) is not beam.CombinePerKey or transform.args or transform.kwargs or transform.side_inputs:
+        if type(transform) is not beam.CombinePerKey or transform.args or transform.kwargs:
             return False
         return all(isinstance(pcoll.windowing.windowfn, GlobalWindows) for pcoll in applied.inputs if isinstance(pcoll, pvalue.PCollection))
 
