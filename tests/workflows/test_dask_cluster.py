@@ -33,8 +33,9 @@ from workflows.translations import ImportTranslations
 # Each Beam stage (its output folder) and a transform that works on its input shard by shard (its
 # label, as the runner names the transform's tasks): its tasks should run on both workers. Dask
 # fuses a chain of transforms into one task named after its ends: the raw-input stages' WriteShards
-# runs in the task named after the count that follows it, BackTranslate's in RunInference's first.
-WRITE_SHARDS = "AllWritten/CombineGlobally(CountCombineFn)/CombinePerKey/GroupByKey/ReifyWindows"
+# runs in the task named after the count that follows it (the step before the lifted combine),
+# BackTranslate's in RunInference's first.
+WRITE_SHARDS = "AllWritten/CombineGlobally(CountCombineFn)/KeyWithVoid"
 SHARD_WORK = {"ingest": WRITE_SHARDS, "backtranslate": "Translate/BatchElements/ParDo(_GlobalWindowsBatchingDoFn)", "pp_train": "WriteKept", "score": "Score",
               "corpus": "SampleParts", "train": "WriteKept", "stats": "Parts", "import": WRITE_SHARDS}
 # Input files of IngestBitext and ImportParaphrases: more first tasks than twice the cluster's
