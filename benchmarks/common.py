@@ -6,9 +6,12 @@ import json
 import os
 import platform
 import resource
+import signal
+import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -104,8 +107,6 @@ def sif_glove4k():
 
 def luigid_answers(port: int) -> bool:
     """Whether a luigid on 127.0.0.1:``port`` serves its visualiser page."""
-    import urllib.request
-
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/static/visualiser/index.html", timeout=5) as page:
             return page.status == 200
@@ -117,9 +118,6 @@ def luigid_answers(port: int) -> bool:
 def local_luigid(folder: Path, start_seconds: float = 60) -> Iterator[int]:
     """``luigid`` in the background on a free port of 127.0.0.1 (yielded), its pid file, logs,
     state and task history (SQLite, ``folder/history.db``) in ``folder``; stopped by its process id."""
-    import signal
-    import socket
-
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "luigid.cfg").write_text(
         f"[scheduler]\nrecord_task_history = true\n[task_history]\ndb_connection = sqlite:///{folder / 'history.db'}\n")

@@ -209,19 +209,18 @@ class TaskTime:
         if not records:
             return None
         computing, transferring = collections.Counter(), collections.Counter()
-        longest, spans = ("", 0.0), []
+        first, last, longest = float("inf"), 0.0, ("", 0.0)
         for record in records:
             worker = record["worker"]
             for step in record["startstops"]:
                 seconds = step["stop"] - step["start"]
                 if step["action"] == "compute":
                     computing[worker] += seconds
-                    spans.append((step["start"], step["stop"]))
+                    first, last = min(first, step["start"]), max(last, step["stop"])
                     longest = max(longest, (key_split(record["key"]), seconds), key=lambda named: named[1])
                 elif step["action"] == "transfer":
                     transferring[worker] += seconds
-        return cls(min(start for start, _ in spans) - started, max(stop for _, stop in spans) - started,
-                   dict(computing), dict(transferring), longest)
+        return cls(first - started, last - started, dict(computing), dict(transferring), longest)
 
 
 @contextlib.contextmanager
@@ -354,7 +353,7 @@ def measure_size(args: argparse.Namespace, n: int, runs: Path, scheduler: tuple[
     code = export(args.code, args.data) if args.code else None
     common = {"kind": args.format, "n": n, "data": args.data, "runs": runs, "file_lines": args.file_lines, "every": args.every, "scheduler": scheduler}
     direct = measure(code=args.code or "this", source=code, train=args.train, direct_workers=args.direct_workers, **common)
-    rows, verdicts, compared = direct.rows, [], []
+    rows, verdicts, compared = list(direct.rows), [], []
     if args.dask_workers:
         on_dask = measure(code=args.code or "this", source=code, dask_workers=args.dask_workers, **common)
         rows += on_dask.rows
@@ -400,9 +399,8 @@ def main() -> None:
     with local_luigid(runs / "luigid") if args.luigi_workers else contextlib.nullcontext() as port:
         scheduler = ("--scheduler-host", "127.0.0.1", "--scheduler-port", str(port), "--workers", str(args.luigi_workers)) if port else ("--local-scheduler",)
         for n in sizes:
-            measured = measure_size(args, n, runs, scheduler)
-            for table, more in zip((rows, verdicts, compared), measured, strict=True):
-                table += more
+            size_rows, size_verdicts, size_compared = measure_size(args, n, runs, scheduler)
+            rows, verdicts, compared = rows + size_rows, verdicts + size_verdicts, compared + size_compared
     print(f"\n{machine()}; runs kept in {runs}\n")
     print(markdown_table(["code", "format", "pairs", "stage", "stage s", "command wall s", "peak GiB (process tree / largest Dask worker)",
                           "work dir GiB", "pairs/s so far"], rows))
