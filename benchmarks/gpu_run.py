@@ -7,9 +7,12 @@ the shares of the steps before it (time a step leaves over goes to the next), an
 that can stop early do so and still write what they have:
 
  1. data: csen-more as line-aligned files (``corpus.csen_more``, newstest2021 held out),
-    IngestBitext, a 16k joint TrainSentencePiece;
- 2. train: TrainTranslator, preset ``fast`` in fp16, stopped by fairseq's ``--stop-time-hours``
-    at the end of the share (it validates and saves a checkpoint when it stops);
+    IngestBitext, an 8k joint TrainSentencePiece;
+ 2. train: TrainTranslator, preset ``compact`` (the recipe that learned to translate csen-more in
+    two hours of two CPU cores: docs/2026-12-03-cpu-translator.md) in fp16, stopped by fairseq's
+    ``--stop-time-hours`` at the end of the share (it validates and saves a checkpoint when it
+    stops; every validation, every 500 updates, also runs the collapse watch, so a model that
+    says one sentence for every source is in the log before anything is back-translated);
  3. export: the checkpoint in float16 without optimizer state, in parts of at most 16 MiB, its
     dictionaries and sentencepiece model into DIR (``models.nmt.export``);
  4. evaluate: EvaluateTranslator (fairseq engine) on newstest2021, the CUNI system beside it;
@@ -101,7 +104,7 @@ class Sizes:
     accept_translations: str = ""  # the translation check's figures accepted (BackTranslate --accept-translations)
 
 
-REAL = Sizes("fast", 16_000, 16, 0, 5000, GPU_BATCH_TOKENS, GPU_CHUNK_ROWS, {"word_avg": 800, "bilstm_avg": 200, "word_avg-cpu": 80})
+REAL = Sizes("compact", 8000, 16, 0, 5000, GPU_BATCH_TOKENS, GPU_CHUNK_ROWS, {"word_avg": 800, "bilstm_avg": 200, "word_avg-cpu": 80})
 # Toy size, every step real but as short as it can be (the test suite runs it): a tiny model
 # trained for 60 updates (fairseq's clock allows 90 s for them on a busy machine: a model this
 # short-trained decodes to the length limit, one to two seconds per sentence at beam 12 on a busy
@@ -307,7 +310,7 @@ def prepare_data(data: Path | None, tiny: bool, workdir: Path) -> tuple[str, dic
     if tiny:
         inputs = write_pairs(sample(read_pairs(str(workdir / "csen-more" / "*.cs")), 2000), workdir / "inputs", "csen-more-sample")
         return inputs, files, f"2,000 csen-more pairs (seeded sample of {counts['pairs']:,})"
-    description = (f"csen-more: {counts['pairs']:,} pairs ({counts['newstest2021_overlaps']} newstest2021 overlaps and "
+    description = (f"csen-more: {counts['pairs']:,} pairs ({counts['held_out_overlaps']} held-out overlaps and "
                    f"{counts['duplicates']:,} duplicates dropped)")
     return str(workdir / "csen-more" / "*.cs"), files, description
 

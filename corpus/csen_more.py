@@ -4,8 +4,11 @@
 ``LUIGI_CONFIG_PATH=configs/csen-more.cfg luigi --module workflows BuildParaNMT --local-scheduler``
 (the config reads ``work/csen-more/*.cs``); ``python -m benchmarks gpu_run`` calls it too.
 
-newstest2021 is held out for evaluation: any pair whose Czech side is a newstest2021 source
-sentence, or whose English side is one of its references, is dropped. Exact duplicate pairs
+Four test sets are held out for evaluating the translator trained on the rest (HELD_OUT): newstest2021
+(news), Multi30k test 2016 and 2018 (captions, the corpus's largest domain) and FLORES-200 devtest
+(general text). The last three are written to ``<output>/held-out/`` (newstest2021 stays in the
+shared data); any pair whose Czech side is a held-out source sentence, or whose English side one of
+their references, is dropped from the training sets. Exact duplicate pairs
 (the TED sets overlap) are dropped too. ParaCrawl pairs are kept only where the human label is
 ``V`` (valid translation). Left out: the GNOME help strings (markup), the Kudela CommonCrawl
 paragraphs (lowercased and tokenized). The written files live outside the repository (``work/``
@@ -88,6 +91,12 @@ def sets(more: Path) -> dict[str, Pairs]:
     return found
 
 
+# The sets of csen-more held out of training and written to <output>/held-out/ (newstest2021,
+# the fourth held-out set, is not part of csen-more).
+HELD_OUT = ("multi30k-test_2016_flickr", "multi30k-test_2018_flickr", "flores200-devtest")
+HELD_OUT_FOLDER = "held-out"
+
+
 def held_out(wmt21: Path) -> tuple[set[str], set[str]]:
     """newstest2021's Czech sources and English references."""
     cs = {line.strip() for line in lines(wmt21 / "newstest2021.cs-en.src.cs")}
@@ -95,15 +104,30 @@ def held_out(wmt21: Path) -> tuple[set[str], set[str]]:
     return cs, en
 
 
+def write_pairs(pairs: list[tuple[str, str]], output: Path, name: str) -> None:
+    (output / f"{name}.cs").write_text("".join(cs + "\n" for cs, _ in pairs), encoding="utf-8")
+    (output / f"{name}.en").write_text("".join(en + "\n" for _, en in pairs), encoding="utf-8")
+
+
 def prepare(data: Path, output: Path, report=print) -> dict[str, int]:
     """Write every usable csen-more set of ``data`` (the shared data folder) as ``output/<set>.cs``
-    and ``.en``, newstest2021 overlaps and duplicates dropped; ``report`` gets one line per set.
-    Returns the counts: ``pairs`` kept, ``newstest2021_overlaps`` and ``duplicates`` dropped."""
+    and ``.en``, held-out overlaps and duplicates dropped, and the held-out sets (HELD_OUT) whole as
+    ``output/held-out/<set>.cs`` and ``.en``; ``report`` gets one line per set. Returns the counts:
+    ``pairs`` kept, ``held_out_overlaps`` and ``duplicates`` dropped, ``held_out`` pairs written."""
     test_cs, test_en = held_out(data / "csen" / "wmt21")
-    output.mkdir(parents=True, exist_ok=True)
+    every_set = sets(data / "csen-more")
+    (output / HELD_OUT_FOLDER).mkdir(parents=True, exist_ok=True)
+    held_out_pairs = 0
+    for name in HELD_OUT:
+        pairs = [(cs.strip(), en.strip()) for cs, en in every_set.pop(name)]
+        write_pairs(pairs, output / HELD_OUT_FOLDER, name)
+        test_cs.update(cs for cs, _ in pairs)
+        test_en.update(en for _, en in pairs)
+        held_out_pairs += len(pairs)
+        report(f"{HELD_OUT_FOLDER + '/' + name:40s} {len(pairs):7d}  (held out)")
     seen: set[tuple[str, str]] = set()
     total = dropped_test = dropped_duplicate = 0
-    for name, pairs in sets(data / "csen-more").items():
+    for name, pairs in every_set.items():
         kept = []
         for cs, en in pairs:
             cs, en = cs.strip(), en.strip()
@@ -114,8 +138,7 @@ def prepare(data: Path, output: Path, report=print) -> dict[str, int]:
             else:
                 seen.add((cs, en))
                 kept.append((cs, en))
-        (output / f"{name}.cs").write_text("".join(cs + "\n" for cs, _ in kept), encoding="utf-8")
-        (output / f"{name}.en").write_text("".join(en + "\n" for _, en in kept), encoding="utf-8")
+        write_pairs(kept, output, name)
         total += len(kept)
         report(f"{name:40s} {len(kept):7d}")
-    return {"pairs": total, "newstest2021_overlaps": dropped_test, "duplicates": dropped_duplicate}
+    return {"pairs": total, "held_out_overlaps": dropped_test, "duplicates": dropped_duplicate, "held_out": held_out_pairs}

@@ -1,5 +1,6 @@
 """Gather ../shared/data/csen-more into line-aligned ``<set>.cs`` / ``<set>.en`` files for IngestBitext
-(``corpus.csen_more``: newstest2021 held out, duplicates dropped).
+(``corpus.csen_more``: newstest2021, Multi30k test 2016/2018 and FLORES-200 devtest held out,
+duplicates dropped).
 
 Usage: ``python scripts/prepare_csen_more.py [--data ../shared/data] [--output work/csen-more]``,
 then ``LUIGI_CONFIG_PATH=configs/csen-more.cfg luigi --module workflows BuildParaNMT --local-scheduler``.
@@ -11,7 +12,7 @@ import argparse
 import os
 from pathlib import Path
 
-from corpus.csen_more import prepare
+from corpus.csen_more import HELD_OUT_FOLDER, prepare
 
 
 def main() -> None:
@@ -20,9 +21,9 @@ def main() -> None:
     parser.add_argument("--output", type=Path, default=Path("work/csen-more"))
     args = parser.parse_args()
     counts = prepare(args.data, args.output)
-    print(f"{'total':40s} {counts['pairs']:7d}  (dropped: {counts['newstest2021_overlaps']} newstest2021 overlaps, "
+    print(f"{'total':40s} {counts['pairs']:7d}  (dropped: {counts['held_out_overlaps']} held-out overlaps, "
           f"{counts['duplicates']} duplicates)")
-    print(f"inputs: {args.output}/*.cs")
+    print(f"inputs: {args.output}/*.cs; held out for evaluation: {args.output}/{HELD_OUT_FOLDER}/*.cs and newstest2021")
 
 
 if __name__ == "__main__":

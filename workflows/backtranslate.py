@@ -31,7 +31,7 @@ from pipelines.translator import (
 from workflows.base import StageTask
 from workflows.config import config_from, count_parameter, paranmt, with_settings
 from workflows.ingest import IngestBitext
-from workflows.nmt import TranslatorChoice, UsesGpu
+from workflows.nmt import COMPUTE_TYPE, TranslatorChoice, UsesGpu
 
 # BackTranslate's check before the run: sentences translated where luigi runs, and how many times
 # as many the run must have to translate for the check to be worth its model load (a small run
@@ -50,7 +50,7 @@ class RunsTranslator(UsesGpu, TranslatorChoice, StageTask):
 
     chunk_rows = count_parameter(default=CHUNK_ROWS, description="Sentences translated or scored together (sorted by length inside), and read from a file at once.")
     device = luigi.ChoiceParameter(default="auto", choices=["auto", "cpu", "cuda"], description="auto: the GPU when the engine can use one (CTranslate2 needs the gpu extra).")
-    compute_type = luigi.Parameter(default="auto", description="CTranslate2 compute type: auto (float16 on GPU, the stored type on CPU), int8, float32, …")
+    compute_type = COMPUTE_TYPE
     threads = count_parameter(default=0, minimum=0, significant=False, description="CPU threads per worker (0: cores / DirectRunner workers).")
     share_model = luigi.BoolParameter(default=False, significant=False, description="On the CPU too: one model per machine, shared by the worker processes (on a GPU it always is).")
     accept_translations = luigi.Parameter(default="", significant=False, description=f"Figures of the translations' check accepted out of their bounds ({', '.join(translation_check.NAMES)}; comma-separated): the run goes on, and the summary still shows them.")

@@ -582,15 +582,15 @@ class StageTask(WorkDirectoryTask):
         take a runner (a small input runs in process)."""
         return functools.partial(self.run_pipeline, rows=rows)
 
-    def progress(self, message: str, percent: float | None = None) -> None:
+    def progress(self, message: str, percent: float | None = None, shown: bool = False) -> None:
         """Report progress in Luigi's status message / progress bar, and on the console: the
-        stage's first message, its last (``percent`` 100) and at most one every
+        stage's first message, its last (``percent`` 100), those ``shown`` and at most one every
         ``PROGRESS_EVERY`` seconds in between, so a long stage does not flood it."""
         self.set_status_message(message)
         if percent is not None:
             self.set_progress_percentage(round(percent, 1))
         now, last = time.monotonic(), getattr(self, "_last_progress_line", None)
-        if last is None or percent == 100 or now - last >= PROGRESS_EVERY:
+        if last is None or shown or percent == 100 or now - last >= PROGRESS_EVERY:
             self._last_progress_line = now
             log.info("%s: %s", self.stage, message)
 

@@ -50,6 +50,10 @@ def without_empty(**values) -> dict:
     return {name: value for name, value in values.items() if value not in ("", None)}
 
 
+# How a translating stage's CTranslate2 model computes (BackTranslate, ImportTranslations, EvaluateTranslator).
+COMPUTE_TYPE = luigi.Parameter(default="auto", description="CTranslate2 compute type: auto (float16 on GPU, the stored type on CPU), int8, float32, …")
+
+
 class TranslatorChoice(ReadsBitext):
     """The parameters that choose the model of a translating stage: a published translator's
     folder (``--translator``), or the project's own model (``nmt``: TrainTranslator's parameters)."""
@@ -143,10 +147,10 @@ class TrainTranslator(UsesGpu, ReadsBitext, WritesNmtModel):
             return []
         return {"bitext": IngestBitext(**self.input_params()), "spm": TrainSentencePiece(**self.input_params())}
 
-    def resolved_preset(self, pairs: int) -> str:
-        """``auto``: the preset for a bitext of ``pairs`` rows (fairseq_train.preset_for: the
-        embedded demo corpus's 400 get the tiny model, trained on a CPU in minutes)."""
-        return fairseq_train.preset_for(pairs) if self.preset == "auto" else self.preset
+    def resolved_preset(self, pairs: int, device: str) -> str:
+        """``auto``: the preset for a bitext of ``pairs`` rows on ``device`` (fairseq_train.preset_for:
+        the embedded demo corpus's 400 get the tiny model, trained on a CPU in minutes)."""
+        return fairseq_train.preset_for(pairs, device) if self.preset == "auto" else self.preset
 
     def input_files(self) -> list[str]:
         if self.model_dir:
@@ -175,7 +179,7 @@ class TrainTranslator(UsesGpu, ReadsBitext, WritesNmtModel):
             return self._use_given(partial_dir)
         device = resolve_device("fairseq", self.device)
         _, pairs = self.requires()["bitext"].committed("bitext")
-        config = config_from(self, fairseq_train.TrainConfig, preset=self.resolved_preset(pairs), fp16=device == "cuda", cpu=device == "cpu",
+        config = config_from(self, fairseq_train.TrainConfig, preset=self.resolved_preset(pairs, device), fp16=device == "cuda", cpu=device == "cpu",
                              extra_args=self.fairseq_args)
         spm_task = self.requires()["spm"]
         spm_paths = {lang: path.resolve() for lang, path in spm_task.model_paths().items()}
@@ -206,9 +210,10 @@ class TrainTranslator(UsesGpu, ReadsBitext, WritesNmtModel):
         return data_dir, json.loads(counts_file.read_text())
 
     def _on_fairseq_line(self, line: str) -> None:
-        """Epoch summaries, validations and every ``--log-interval`` updates go to the log and status."""
+        """Epoch summaries, validations and every ``--log-interval`` updates go to the log and status;
+        the collapse watch's figures (one line a validation) always reach the console."""
         if message := fairseq_train.progress_message(line):
-            self.progress(message)
+            self.progress(message, shown=fairseq_train.is_watch_line(line))
 
     def _use_given(self, partial_dir: Path) -> dict:
         """The given checkpoint, dictionaries and sentencepiece models copied into this stage's
@@ -333,6 +338,7 @@ class EvaluateTranslator(UsesGpu, TranslatorChoice, StageTask):
     stage = "nmt-eval"
 
     engine = luigi.ChoiceParameter(default="ctranslate2", choices=ENGINES, description="Translation engine.")
+    compute_type = COMPUTE_TYPE
     source = AbsolutePath(default=str(WMT21 / "newstest2021.cs-en.src.cs"), description="Czech test sentences, one a line.")
     reference = AbsolutePath(default=str(WMT21 / "newstest2021.cs-en.ref.A.en"), description="English reference, line-aligned.")
     baseline = AbsolutePath(default=str(WMT21 / "newstest2021.cs-en.hyp.CUNI-Transformer2018.en"), description="A system output to compare with ('' for none).")
@@ -347,7 +353,7 @@ class EvaluateTranslator(UsesGpu, TranslatorChoice, StageTask):
     def build(self, partial_dir: Path) -> dict:
         sources, references = evaluate.read_lines(self.source), evaluate.read_lines(self.reference)
         translator = load_translator(NmtModel.load(self.requires().output_dir), self.engine,
-                                     config_from(self, DecodeOptions), self.device)
+                                     config_from(self, DecodeOptions), self.device, self.compute_type)
         self.progress(f"translating {len(sources)} sentences")
         hypotheses = [h.text if h else "" for h in translator.translate_many(sources)]
         (partial_dir / "hypotheses.en").write_text("\n".join(hypotheses) + "\n", encoding="utf-8")

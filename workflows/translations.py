@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import replace
 from functools import cached_property
@@ -11,6 +12,7 @@ import luigi
 
 import schemas
 from corpus.inputs import TranslationFile, resolve_translations
+from corpus.outputs import digest_of
 from models.nmt.model import NmtModel
 from pipelines import io
 from pipelines.batches import shard_number
@@ -68,6 +70,18 @@ class ImportTranslations(RunsTranslator):
 
     def input_files(self) -> list[str]:
         return [file.path for file in self.translation_files]
+
+    def identifying_parameters(self) -> dict[str, str]:
+        """The base's, with ``translations`` known by what its pairs carry: each file's system,
+        its name among the run's files (its rejects' ``source``), the foreign file it translates
+        (by the name its bitext rows record) and its bytes. A system renamed, two names swapped or
+        a file moved to a folder that names its system is another output, never a silent relabel
+        of this one; the same files spelled or placed otherwise, naming the same, are this one."""
+        parameters = super().identifying_parameters()
+        foreign_names = {unit.path: unit.source for unit in IngestBitext(**self.input_params()).units}
+        parameters["translations"] = json.dumps(sorted(
+            [foreign_names[file.foreign], file.system, file.name, digest_of(file.path)] for file in self.translation_files))
+        return parameters
 
     def check_inputs(self) -> None:
         super().check_inputs()

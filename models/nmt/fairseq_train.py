@@ -36,8 +36,12 @@ _COMMON = [
 # vocabulary, so its float16 checkpoint is 23 MiB and beam search is fast; a high learning rate
 # after a short warm-up and large batches, since it trains for ~2,000 updates, not 60 epochs;
 # layer norm before each sublayer and gradients clipped at 1.0, which held that learning rate
-# better than the usual post-norm model on an H200: docs/2026-11-27-gpu-run-h200.md);
-# `small` is the usual model for ~100k-pair corpora (csen-more) on one GPU; `base` and
+# better than the usual post-norm model on an H200: docs/2026-11-27-gpu-run-h200.md; trained so
+# for 1,381 updates it said one sentence for every source); `compact` learns to translate ~100k
+# pairs in two hours of two CPU cores (csen-more: a 4+3-layer, 256-wide pre-norm model, ~8M
+# weights with an 8k joint vocabulary; small batches, so that two hours are ~5,000 updates, at a
+# learning rate the model can follow: docs/2026-12-03-cpu-translator.md), validating and
+# watching for a collapse every 500 updates, stopped by fairseq's clock; `small` is the usual model for ~100k-pair corpora (csen-more) on one GPU; `base` and
 # `big` are Vaswani et al.'s models for CzEng-sized data. Every preset stops: after its epochs, or
 # earlier when the validation loss stops improving (--patience).
 # The preset "auto" is chosen by the corpus's size (AUTO_PRESETS, preset_for).
@@ -59,6 +63,15 @@ PRESETS: dict[str, dict] = {
         "lr": 2e-3, "warmup_updates": 300, "dropout": 0.1, "max_tokens": 16384, "max_epoch": 60,
         "max_positions": 512, "threads": 0, "clip_norm": 1.0,
     },
+    "compact": {
+        "arch": ["--arch", "transformer", "--encoder-layers", "4", "--decoder-layers", "3",
+                 "--encoder-embed-dim", "256", "--decoder-embed-dim", "256",
+                 "--encoder-ffn-embed-dim", "1024", "--decoder-ffn-embed-dim", "1024",
+                 "--encoder-attention-heads", "4", "--decoder-attention-heads", "4",
+                 "--encoder-normalize-before", "--decoder-normalize-before"],
+        "lr": 1e-3, "warmup_updates": 500, "dropout": 0.1, "max_tokens": 4096, "max_epoch": 60,
+        "max_positions": 512, "threads": 0, "clip_norm": 1.0, "save_interval_updates": 500, "stop_time_hours": 1.9,
+    },
     "small": {
         "arch": ["--arch", "transformer_iwslt_de_en"],
         "lr": 5e-4, "warmup_updates": 4000, "dropout": 0.3, "max_tokens": 8192, "max_epoch": 60,
@@ -79,13 +92,16 @@ PRESETS: dict[str, dict] = {
 
 # "auto": the first preset whose pair limit the training pairs are under, else base. A 60M-weight
 # base model for a few hundred pairs learns nothing more than tiny does and writes 546 MB
-# checkpoints; small is the usual model for ~100k pairs (csen-more), base for CzEng's millions.
-AUTO_PRESETS = ((20_000, "tiny"), (1_000_000, "small"))
+# checkpoints; small is the usual model for ~100k pairs (csen-more) on a GPU, compact the one that
+# learns to translate them in two hours of two CPU cores (docs/2026-12-03-cpu-translator.md),
+# base for CzEng's millions.
+AUTO_PRESETS = {"cuda": ((20_000, "tiny"), (1_000_000, "small")),
+                "cpu": ((20_000, "tiny"), (1_000_000, "compact"))}
 
 
-def preset_for(pairs: int) -> str:
-    """The preset "auto" means for a corpus of ``pairs`` training pairs."""
-    return next((preset for limit, preset in AUTO_PRESETS if pairs < limit), "base")
+def preset_for(pairs: int, device: str = "cuda") -> str:
+    """The preset "auto" means for a corpus of ``pairs`` training pairs trained on ``device``."""
+    return next((preset for limit, preset in AUTO_PRESETS[device] if pairs < limit), "base")
 
 
 def fairseq_env(threads: int = 0) -> dict[str, str]:
@@ -100,11 +116,17 @@ def fairseq_env(threads: int = 0) -> dict[str, str]:
 
 
 
+# Settings whose negative value means the preset's (0 means something of its own), and what a
+# preset that does not say takes.
+_NEGATIVE_FOR_PRESET = ("dropout", "save_interval_updates")
+_PRESET_DEFAULTS = {"save_interval_updates": 2000}
+
+
 @dataclass(frozen=True)
 class TrainConfig:
     """What ``fairseq-train`` is told; zero / empty values take the preset's."""
 
-    preset: str = setting("auto", "Model and optimizer preset: tiny (demo, CPU), fast (a few GPU minutes), small (~100k pairs), base, big; auto: by the corpus's size, tiny below 20,000 pairs, small below 1M, else base.",
+    preset: str = setting("auto", "Model and optimizer preset: tiny (demo, CPU), fast (a few GPU minutes), compact (~100k pairs in two hours of two CPU cores), small (~100k pairs, GPU), base, big; auto: by the corpus's size and the device, tiny below 20,000 pairs, below 1M small on a GPU and compact on a CPU, else base.",
                           choices=lambda: ["auto", *sorted(PRESETS)])
     max_epoch: int = setting(0, "Stop after this many epochs (0: the preset's).")
     max_update: int = setting(0, "Stop after this many updates (0: no limit).")
@@ -115,8 +137,9 @@ class TrainConfig:
     seed: int = setting(1, "Training seed.")
     patience: int = setting(10, "Stop when validation loss has not improved for this many validations.")
     # Validate and save (best and last, with the optimizer's state: 546 MB for `base`) about this
-    # often, however short an epoch (0: at every epoch's end, fairseq's default).
-    save_interval_updates: int = 2000
+    # often, however short an epoch (0: at every epoch's end, fairseq's default; negative: the
+    # preset's, SAVE_INTERVAL_UPDATES unless it says).
+    save_interval_updates: int = -1
     fp16: bool = False
     cpu: bool = True
     extra_args: str = ""
@@ -126,8 +149,11 @@ class TrainConfig:
             raise ValueError(f"unknown preset {self.preset!r}; choose one of {sorted(PRESETS)}")
 
     def value(self, name: str):
+        """A setting of this config, or the preset's where it is left to the preset."""
         own = getattr(self, name)
-        return own if (own >= 0 if name == "dropout" else own) else PRESETS[self.preset][name]
+        if name in _NEGATIVE_FOR_PRESET:
+            return own if own >= 0 else PRESETS[self.preset].get(name, _PRESET_DEFAULTS.get(name))
+        return own or PRESETS[self.preset][name]
 
     @property
     def max_positions(self) -> int:
@@ -142,9 +168,10 @@ class TrainConfig:
         ``save_interval_updates`` updates, as many as make about that many (a 200-pair corpus's
         epoch is a few updates, and a save at each end wrote two 546 MB checkpoints every few
         updates), a divisor of the epoch limit so that the last epoch still validates and saves."""
-        if not self.save_interval_updates or not updates_per_epoch:
+        interval = self.value("save_interval_updates")
+        if not interval or not updates_per_epoch:
             return 1
-        wanted = max(1, self.save_interval_updates // updates_per_epoch)
+        wanted = max(1, interval // updates_per_epoch)
         max_epoch = self.value("max_epoch")
         return max(d for d in range(1, min(wanted, max_epoch) + 1) if max_epoch % d == 0) if max_epoch else wanted
 
@@ -163,7 +190,7 @@ class TrainConfig:
             "--max-target-positions", str(self.max_positions),
             "--share-all-embeddings" if shared_vocabulary else "--share-decoder-input-output-embed",
             "--patience", str(self.patience),
-            "--no-epoch-checkpoints", "--save-interval-updates", str(self.save_interval_updates if epochs == 1 else 0),
+            "--no-epoch-checkpoints", "--save-interval-updates", str(self.value("save_interval_updates") if epochs == 1 else 0),
             "--keep-interval-updates", "1", "--skip-invalid-size-inputs-valid-test",
             "--log-format", "simple", "--log-interval", "50",
         ]
@@ -173,6 +200,8 @@ class TrainConfig:
             args += ["--max-epoch", str(max_epoch)]
         if max_update:
             args += ["--max-update", str(max_update)]
+        if stop_hours := PRESETS[self.preset].get("stop_time_hours"):
+            args += ["--stop-time-hours", str(stop_hours)]
         args += ["--fp16"] if self.fp16 else []
         args += ["--cpu"] if self.cpu else []
         return [*args, *shlex.split(self.extra_args)]
@@ -196,7 +225,7 @@ def train(data_dir: Path, save_dir: Path, config: TrainConfig, shared_vocabulary
     """Run (or resume) ``fairseq-train``; returns the best checkpoint (lowest validation loss)."""
     save_dir.mkdir(parents=True, exist_ok=True)
     has_valid = (data_dir / f"valid.{SOURCE_LANG}-{TARGET_LANG}.{SOURCE_LANG}.bin").exists()
-    updates = updates_per_epoch(data_dir, config.value("max_tokens")) if config.save_interval_updates else 0
+    updates = updates_per_epoch(data_dir, config.value("max_tokens")) if config.value("save_interval_updates") else 0
     args = [str(data_dir), "--source-lang", SOURCE_LANG, "--target-lang", TARGET_LANG,
             "--save-dir", str(save_dir), *config.arguments(shared_vocabulary, updates)]
     if not has_valid:
@@ -211,14 +240,20 @@ def train(data_dir: Path, save_dir: Path, config: TrainConfig, shared_vocabulary
 # A training or validation summary line of fairseq-train, in its own format ("… | INFO |
 # train_inner | epoch 001: …") or in logging's default one, which fairseq's takes the place of
 # when a module logged before fairseq set its format ("INFO:train_inner:epoch 001: …", as here).
-_PROGRESS_LINE = re.compile(r"(?:^|\| )INFO(?: \| |:)(?:train_inner|train|valid)(?: \| |:)(epoch .*)")
+_PROGRESS_LINE = re.compile(r"(?:^|\| )INFO(?: \| |:)(?:train_inner|train|valid|watch)(?: \| |:)(epoch .*)")
 
 
 def progress_message(line: str) -> str | None:
     """What a progress report says of a fairseq-train output line: its epoch, updates, loss (or
-    the validation's), from a training or validation summary; None for any other line."""
+    the validation's), from a training or validation summary, or the collapse watch's figures
+    (models.nmt.collapse_watch); None for any other line."""
     found = _PROGRESS_LINE.search(line)
     return found.group(1) if found else None
+
+
+def is_watch_line(line: str) -> bool:
+    """Whether a fairseq-train output line is the collapse watch's (shown whenever it comes)."""
+    return bool(re.search(r"(?:^|\| )INFO(?: \| |:)watch(?: \| |:)", line))
 
 
 def run_tool(name: str, args: list[str], on_line: Callable[[str], None] | None = None, threads: int = 0) -> None:

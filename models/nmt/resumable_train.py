@@ -9,13 +9,22 @@ resumed run ends with the uninterrupted run's weights (tested for a resume at an
 inside an epoch fairseq also restores its position in the same batches). Everything else
 (dropout seeded per update, the per-epoch batch shuffle, optimizer and scheduler state) fairseq
 already restores.
+
+Each validation is followed by the collapse watch (models.nmt.collapse_watch): a fixed sample of
+validation sources translated by the model as it is, so that a model whose translations stop
+depending on the source is seen in the log while it trains.
 """
 
 import argparse
 import sys
+from pathlib import Path
 
+import fairseq_cli.train
+from fairseq import distributed_utils
 from fairseq.data import LanguagePairDataset, data_utils
 from fairseq_cli.train import cli_main
+
+from models.nmt import collapse_watch
 
 
 def _seed(argv: list[str]) -> int:
@@ -34,6 +43,15 @@ def main() -> None:
             return ordered_indices(dataset)
 
     LanguagePairDataset.ordered_indices = ordered_as_in_the_first_epoch
+    validate = fairseq_cli.train.validate
+
+    def validate_and_watch(cfg, trainer, task, epoch_itr, subsets):
+        losses = validate(cfg, trainer, task, epoch_itr, subsets)
+        if distributed_utils.is_master(cfg.distributed_training):
+            collapse_watch.observe(trainer, task, epoch_itr.epoch, Path(cfg.checkpoint.save_dir))
+        return losses
+
+    fairseq_cli.train.validate = validate_and_watch
     cli_main()
 
 

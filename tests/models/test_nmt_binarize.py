@@ -90,3 +90,32 @@ def test_split_by_id_hash_and_counted_leftovers(bitext, models, tmp_path):
     assert sorted(filecmp.cmpfiles(tmp_path / "a", tmp_path / "b", names, shallow=False)[0]) == names
     with pytest.raises(ValueError, match="no training pairs"):
         binarize.binarize_bitext(bitext, models[True], tmp_path / "c", valid_size=30, max_pieces=2)
+
+
+@pytest.mark.parametrize("joint", [True, False])
+def test_every_pair_the_trainer_reads_decodes_to_its_bitext_pair(models, tmp_path, joint):
+    """The data the model sees, as fairseq's translation task loads it: each training and
+    validation pair, decoded back to text, is a pair of the bitext (a shifted or empty side would
+    teach a language model that says one sentence whatever the source). Pairs left out (too long,
+    empty) sit between the others in the shards, where a shift would start."""
+    from fairseq.data import Dictionary
+    from fairseq.tasks.translation import load_langpair_dataset
+
+    shards = [toy_pairs(150, seed=2), [*toy_pairs(60, seed=3), ("Pes " * 80, "The dog."), ("\u200b", "The cat."), *toy_pairs(60, seed=4)]]
+    bitext = []
+    for number, pairs in enumerate(shards):
+        bitext.append(str(tmp_path / f"part-{number:05d}.parquet"))
+        schemas.write_table(bitext_table(pairs, source=f"shard{number}"), schemas.BITEXT, bitext[-1])
+    counts = binarize.binarize_bitext(bitext, models[joint], tmp_path / "data-bin", valid_size=30, max_pieces=40, workers=2)
+    codecs = {lang: spm.Codec(path) for lang, path in models[joint].items()}
+    dicts = {lang: Dictionary.load(str(tmp_path / "data-bin" / f"dict.{lang}.txt")) for lang in ("cs", "en")}
+    pairs = {pair for shard in shards for pair in shard}
+    for split in binarize.SPLITS:
+        dataset = load_langpair_dataset(str(tmp_path / "data-bin"), split, "cs", dicts["cs"], "en", dicts["en"], combine=False,
+                                        dataset_impl="mmap", upsample_primary=1, left_pad_source=True, left_pad_target=False,
+                                        max_source_positions=64, max_target_positions=64)
+        decoded = [tuple(codecs[lang].decode([dicts[lang].string(dataset[i][side]).split()])[0]
+                         for lang, side in (("cs", "source"), ("en", "target"))) for i in range(len(dataset))]
+        assert len(decoded) == counts[split] > 0
+        assert [pair for pair in decoded if pair not in pairs] == []
+    assert counts["too_long"] == counts["empty"] == 1

@@ -75,9 +75,21 @@ def test_training_progress_is_read_in_both_of_fairseqs_log_formats(tiny_nmt):
     assert any(message and "valid on" not in message for message in read), "\n".join(tiny_nmt.first_log[-20:])  # a real run's training lines
 
 
-def test_auto_picks_the_model_by_the_corpus_size():
-    assert [fairseq_train.preset_for(n) for n in (400, 19_999, 20_000, 98_000, 999_999, 1_000_000, 51_400_000)] == \
-        ["tiny", "tiny", "small", "small", "small", "base", "base"]
+def test_auto_picks_the_model_by_the_corpus_size_and_the_device():
+    sizes = (400, 19_999, 20_000, 98_000, 999_999, 1_000_000, 51_400_000)
+    assert [fairseq_train.preset_for(n, "cuda") for n in sizes] == ["tiny", "tiny", "small", "small", "small", "base", "base"]
+    assert [fairseq_train.preset_for(n, "cpu") for n in sizes] == ["tiny", "tiny", "compact", "compact", "compact", "base", "base"]
+
+
+def test_the_compact_preset_validates_and_stops_within_its_budget():
+    """Two hours of two cores: validated (and the collapse watched) every 500 updates, stopped
+    by fairseq's clock; a user's own --stop-time-hours comes later on the line, so it wins."""
+    args = fairseq_train.TrainConfig(preset="compact", extra_args="--stop-time-hours 0.5").arguments(True, updates_per_epoch=660)
+    assert args[args.index("--save-interval-updates") + 1] == "500"
+    assert [args[i + 1] for i, arg in enumerate(args) if arg == "--stop-time-hours"] == ["1.9", "0.5"]
+    assert "--stop-time-hours" not in fairseq_train.TrainConfig(preset="small").arguments(True)
+    assert fairseq_train.TrainConfig(preset="small").value("save_interval_updates") == 2000
+    assert fairseq_train.TrainConfig(preset="compact", save_interval_updates=0).value("save_interval_updates") == 0
 
 
 def test_model_learned_the_toy_language(tiny_nmt):

@@ -1,0 +1,89 @@
+"""What an output is known by: its fingerprint changes exactly when its rows would.
+
+Property, through ImportTranslations (the stage that takes names and roles for its input files):
+vary one thing at a time (a system's name, two names swapped, a translation file's bytes, the
+folder that tells two files of one name apart; a path's spelling, the whole data folder moved)
+and check that two runs' outputs share a fingerprint exactly when their rows are equal. Before
+the fix, a name given as ``NAME=dir/file`` was not part of the identity: swapping two names reused
+the first run's output, whose pairs carried the old names (issue 61).
+"""
+
+import shutil
+
+import luigi
+import pandas as pd
+import pytest
+from test_bad_input_cli import assert_one_line_error, run_luigi  # noqa: F401 - shared helpers
+from test_translations_flow import REFERENCE_A, SOURCES, SYSTEM_1, SYSTEM_2
+
+from workflows import ImportTranslations
+
+
+def write(folder, files: dict[str, list[str]]) -> None:
+    for name, lines in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+
+
+@pytest.fixture
+def data(tmp_path):
+    folder = tmp_path / "data"
+    write(folder, {"test.cs": SOURCES, "ref.en": REFERENCE_A, "hyp/one.en": SYSTEM_1, "hyp/two.en": SYSTEM_2,
+                   "a/out.en": SYSTEM_1, "b/out.en": SYSTEM_2})
+    return folder
+
+
+def task(folder, translations: str) -> ImportTranslations:
+    return ImportTranslations(inputs=f"{folder}/test.cs::{folder}/ref.en", translations=translations)
+
+
+def rows(work, folder, translations: str) -> tuple[str, pd.DataFrame]:
+    """The stage's fingerprint and its pairs (what a user reads of them) for one spelling, built
+    in a work directory of its own (``work``): rows made, never an earlier output reused."""
+    luigi.configuration.get_config().set("paranmt", "workdir", str(work))
+    stage = task(folder, translations)
+    assert luigi.build([stage], local_scheduler=True, log_level="WARNING")
+    pairs = pd.read_parquet(stage.output_dir / "pairs")[["id", "system", "translation", "reference"]]
+    return stage.fingerprint(), pairs.sort_values("id").reset_index(drop=True)
+
+
+def variants(data, moved) -> dict[str, tuple]:
+    """Each spelling of the command, with the data folder it reads."""
+    named = "{0}/test.cs::Alpha={0}/hyp/one.en,{0}/test.cs::Beta={0}/hyp/two.en"
+    return {
+        "named": (data, named.format(data)),
+        "names swapped": (data, "{0}/test.cs::Beta={0}/hyp/one.en,{0}/test.cs::Alpha={0}/hyp/two.en".format(data)),
+        "one renamed": (data, "{0}/test.cs::Gamma={0}/hyp/one.en,{0}/test.cs::Beta={0}/hyp/two.en".format(data)),
+        "spelled otherwise": (data, "{0}/test.cs::Alpha={0}/hyp/../hyp/one.en,{0}/./test.cs::Beta={0}//hyp/two.en".format(data)),
+        "folder moved": (moved, named.format(moved)),
+        "derived names": (data, f"{data}/test.cs::{data}/hyp/*.en"),
+        "derived from folders": (data, f"{data}/test.cs::{data}/[ab]/out.en"),
+    }
+
+
+def test_the_fingerprint_changes_exactly_when_the_rows_would(luigi_workdir, data, tmp_path):
+    moved = tmp_path / "elsewhere" / "data"
+    shutil.copytree(data, moved)
+    built = {label: rows(luigi_workdir / str(number), folder, translations)
+             for number, (label, (folder, translations)) in enumerate(variants(data, moved).items())}
+    # Rows depend on the names and bytes, never on where the files are or how their paths are spelled.
+    base_id = lambda frame: frame.assign(id=frame.id.str.replace(str(moved), str(data)))  # noqa: E731 - ids hold no path
+    for first, (fingerprint_a, rows_a) in built.items():
+        for second, (fingerprint_b, rows_b) in built.items():
+            same_rows = base_id(rows_a).equals(base_id(rows_b))
+            assert (fingerprint_a == fingerprint_b) == same_rows, (first, second, fingerprint_a, fingerprint_b)
+    assert sorted(built["names swapped"][1].system.unique()) == ["Alpha", "Beta"]
+    assert built["named"][0] == built["spelled otherwise"][0] == built["folder moved"][0]
+    assert built["derived names"][1].system.unique().tolist() != built["named"][1].system.unique().tolist()
+
+
+def test_swapped_names_through_the_luigi_command_relabel_nothing(tmp_path, data):
+    """The user's case: one work directory, the names swapped on the second run."""
+    work = tmp_path / "work"
+    common = ["--inputs", f"{data}/test.cs::{data}/ref.en"]
+    for first, second in (("Alpha", "Beta"), ("Beta", "Alpha")):
+        result = run_luigi(work, "ImportTranslations", *common, "--translations",
+                           f"{data}/test.cs::{first}={data}/hyp/one.en,{data}/test.cs::{second}={data}/hyp/two.en", cwd=tmp_path)
+        assert result.returncode == 0, result.stdout + result.stderr
+        pairs = pd.read_parquet(work / "translations" / "latest" / "pairs")
+        assert set(pairs[pairs.translation == SYSTEM_1[0]].system) == {first}
