@@ -66,6 +66,9 @@ from workflows.console import interrupted, log_level
 
 # Parameters that name input files as corpus.inputs specifications (comma-separated, globs, ``a::b``).
 SPELLED_INPUTS = {"inputs", "files", "pairs", "translations"}
+# The keys every manifest has (StageTask._build_into): a stage's summary (what build returns) may
+# not use them, or one key would mean two things and one of them would be lost.
+MANIFEST_OWN_KEYS = frozenset({"stage", "task_id", "fingerprint", "code", "parameters", "input_files", "upstream", "seconds", "files"})
 # Part of every fingerprint: an output built by another release of the code, or with another
 # version of a dataset schema, is never reused (bump the package version when outputs change).
 # "inputs": how an input is known; "content" (since 0.4: its name as the data records it and its
@@ -538,6 +541,8 @@ class StageTask(WorkDirectoryTask):
         partial.mkdir(parents=True, exist_ok=True)
         started = time.time()
         summary = self.build(partial)
+        if clashes := sorted(summary.keys() & MANIFEST_OWN_KEYS):
+            raise ValueError(f"{self.stage}: its summary's {clashes} would overwrite the manifest's own keys")
         check_unchanged(self.stage, inputs_before, input_versions(self.input_files()))
         manifest = {
             "stage": self.stage,

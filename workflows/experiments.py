@@ -195,7 +195,7 @@ class Experiment(StageTask):
         files = report.write(partial_dir)
         demo = " (demo data: the numbers are meaningless)" if report.provenance.demo else ""
         print(f"{report.title}: {report.summary}{demo}\n{self.output_dir / 'index.html'}")
-        return {"files": files, "summary": report.summary, "demo_data": report.provenance.demo}
+        return {"report_files": files, "summary": report.summary, "demo_data": report.provenance.demo}
 
 
 @inherits(TrainOnFiltered)

@@ -32,16 +32,18 @@ def demo_corpus() -> str:
     return str(resources.files("corpus") / "demo" / "czeng_demo.train.gz")
 
 
-def checked_rejects(stage: str, rows: int, rejects: dict[str, int], nothing_usable: str, rejects_dir: Path) -> dict:
-    """The manifest's reject counts, ``rejects`` by reason beside ``rows`` kept. No row kept is an
-    InputError starting with ``nothing_usable``; more than REJECTED_SHARE_WARNING of them rejected
-    is a warning naming the top reasons."""
+def checked_rejects(stage: str, rows: int, rejects: dict[str, int], nothing_usable: str, rejects_dir: Path, of: str, committed: Path) -> dict:
+    """The manifest's reject counts, ``rejects`` by reason beside ``rows`` kept, of the lines of
+    ``of`` (the inputs, a translation file). No row kept is an InputError starting with
+    ``nothing_usable`` that points at ``rejects_dir`` (the partial output, which a failed run
+    keeps); more than REJECTED_SHARE_WARNING of them rejected is a warning naming ``of`` and the
+    top reasons, pointing at ``committed``, where the rejects are once the run has ended."""
     total = sum(rejects.values())
     top = ", ".join(f"{reason} {count}" for reason, count in sorted(rejects.items(), key=lambda item: -item[1])[:3])
     if rows == 0:
         raise InputError(f"{nothing_usable}: {total} lines rejected ({top}); see {rejects_dir}")
     if total > REJECTED_SHARE_WARNING * (rows + total):
-        log.warning("%s: %d of %d lines rejected (%.0f %%): %s; see %s", stage, total, rows + total, 100 * total / (rows + total), top, rejects_dir)
+        log.warning("%s: %d of %d lines of %s rejected (%.0f %%): %s; see %s", stage, total, rows + total, of, 100 * total / (rows + total), top, committed)
     return {"total": total, "by_reason": rejects}
 
 
@@ -83,7 +85,8 @@ class ReadsRawFiles(StageTask):
 
     def count_rejects(self, rows: int, rejects_dir: Path) -> dict:
         """The manifest's reject counts (checked_rejects)."""
-        return checked_rejects(self.stage, rows, io.rejects_by_reason(str(rejects_dir)), f"no usable line in {self.resolved_inputs()}", rejects_dir)
+        return checked_rejects(self.stage, rows, io.rejects_by_reason(str(rejects_dir)), f"no usable line in {self.resolved_inputs()}", rejects_dir,
+                               self.resolved_inputs(), self.output_dir / rejects_dir.name)
 
     def input_files(self) -> list[str]:
         try:

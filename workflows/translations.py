@@ -110,12 +110,13 @@ class ImportTranslations(RunsTranslator):
         per_file = self.check_each_file(units, pairs_dir, rejects_dir)
         file_of_part = {unit.number: unit.file.name for unit in units}
         figures = self.checked_translations(pairs_dir, lambda part: file_of_part[shard_number(part)])
-        rejects = checked_rejects(self.stage, rows, by_reason, "no usable translation", Path(rejects_dir))
+        rejects = checked_rejects(self.stage, rows, by_reason, "no usable translation", Path(rejects_dir), "every translation file",
+                                  self.output_dir / Path(rejects_dir).name)
         self.progress(f"{rows} pairs of {len(self.translation_files)} system(s), {rejects['total']} rejects", 100)
         return {
             "schema": {"pairs": schemas.version_of(schemas.PAIRS), "rejects": schemas.version_of(schemas.REJECTS)},
             "systems": [file.system for file in self.translation_files],
-            "files": per_file,
+            "translation_files": per_file,
             "trans_score": f"forced decoding by {model.system}" if model else "none: no --translator named",
             "model": model.system if model else None,
             "model_fingerprint": model.fingerprint("ctranslate2") if model else None,
@@ -138,5 +139,6 @@ class ImportTranslations(RunsTranslator):
         for (name, reason), count in io.rejects_by_source_and_reason(rejects_dir).items():
             files[name]["rejects"][reason] = count
         for name, counts in files.items():
-            checked_rejects(self.stage, counts["pairs"], counts["rejects"], f"no usable translation in {name}", Path(rejects_dir))
+            checked_rejects(self.stage, counts["pairs"], counts["rejects"], f"no usable translation in {name}", Path(rejects_dir), name,
+                            self.output_dir / Path(rejects_dir).name)
         return files

@@ -78,6 +78,23 @@ def test_build_paranmt_pairs_every_system_with_every_reference_and_rejects_empty
     assert_one_line_error(refused, "--scorer trans: the corpus has no trans_score (no model scored its translations)")
 
 
+def test_a_file_with_many_rejects_is_named_in_the_warning_and_counted_in_the_manifest(tmp_path, inputs):
+    """System two's empty line is a fifth of its lines: the warning names its file and points at
+    the rejects where they are once the run has ended; the manifest counts each file's pairs and
+    rejects under a key of their own (they were overwritten by the output's list of files)."""
+    work = tmp_path / "work"
+    result = run_luigi(work, "ImportTranslations", *arguments(inputs), cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    warning = next(line for line in (result.stdout + result.stderr).splitlines() if "lines of hyp.two.en rejected" in line)
+    committed = (work / "translations" / "latest").resolve() / "rejects"
+    assert warning.endswith(f"see {committed}") and committed.is_dir()
+    manifest = read_manifest(work / "translations" / "latest")
+    assert manifest["translation_files"] == {
+        "hyp.one.en": {"system": "one", "pairs": 10, "rejects": {}},
+        "hyp.two.en": {"system": "two", "pairs": 8, "rejects": {"empty_translation": 2}}}
+    assert all(name.startswith(("pairs/", "rejects/")) for name in manifest["files"])
+
+
 @pytest.mark.parametrize("change, expected", [
     (lambda folder: (folder / "hyp.two.en").write_text("one line short\n" * 4), "hyp.two.en has 4 lines but its foreign file"),
     (lambda folder: (folder / "hyp.two.en").write_text("one line more\n" * 6), "hyp.two.en has 6 lines but its foreign file"),
