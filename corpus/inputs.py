@@ -54,6 +54,7 @@ from corpus.readers import (
     Reject,
     aligned_partner,
     distinct_names,
+    named_file,
     parse_input_spec,
 )
 
@@ -151,13 +152,17 @@ def content_identity(value: str, read: list[str] | None = None) -> str:
     def named_by(pattern: str) -> list[str]:
         return [pattern] if os.path.lexists(pattern) else sorted(glob.glob(pattern, recursive=True)) or [pattern]
 
-    named: set[tuple[str, str | None]] = set()
+    named: set[tuple[str, str | None, str]] = set()
     for pattern, partner in items:  # a partner may be a glob too (--translations: one file per system)
+        given_name, partner = named_file(partner) if partner else ("", partner)
         for path in named_by(pattern):
-            named.update((os.path.realpath(path), os.path.realpath(other) if other else None) for other in (named_by(partner) if partner else [None]))
-    names = distinct_names(sorted({path for path, _ in named}))
-    return ",".join(sorted(_named_contents(names[path], path, read) + (f"::{_named_contents(os.path.basename(partner), partner)}" if partner else "")
-                           for path, partner in named))
+            named.update((os.path.realpath(path), os.path.realpath(other) if other else None, given_name)
+                         for other in (named_by(partner) if partner else [None]))
+    names = distinct_names(sorted({path for path, _, _ in named}))
+    partner_names = distinct_names(sorted({partner for _, partner, _ in named if partner}))
+    return ",".join(sorted(_named_contents(names[path], path, read)
+                           + (f"::{given_name + '=' if given_name else ''}{_named_contents(partner_names[partner], partner)}" if partner else "")
+                           for path, partner, given_name in named))
 
 
 def _named_contents(name: str, path: str, read: list[str] | None = None) -> str:
@@ -480,12 +485,10 @@ def resolve_translations(spec: str, units: list[InputUnit]) -> list[TranslationF
 
 
 def _system_named(pattern: str) -> tuple[str, str]:
-    """(the system name the user gave, the file) of ``system=file``; ("", pattern) otherwise. A
-    name that exists is a file, whatever it holds (``a=b.en``)."""
-    system, sep, path = pattern.partition("=")
-    if not sep or os.path.lexists(pattern) or not os.path.lexists(path):
-        return "", pattern
-    if not system.strip():
+    """(the system name the user gave, the file) of ``system=file`` (corpus.readers.named_file);
+    ("", pattern) otherwise."""
+    system, path = named_file(pattern)
+    if path != pattern and not system.strip():
         raise InputError(f"--translations {pattern!r}: the system's name before '=' is empty")
     return system.strip(), path
 

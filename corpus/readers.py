@@ -152,24 +152,38 @@ def _listed_items(spec: str) -> Iterator[str]:
             if item:
                 yield item
             continue
-        try:
-            with open(listing, encoding="utf-8") as handle:
+        try:  # utf-8-sig: a byte-order mark (Windows Notepad writes one) is not part of the first item
+            with open(listing, encoding="utf-8-sig") as handle:
                 lines = [line.strip() for line in handle]
         except (OSError, UnicodeDecodeError) as error:
             raise InputError(f"listing {listing} cannot be read: {error}") from None
         folder = os.path.dirname(listing)
         for line in lines:
             if line and not line.startswith("#"):
-                yield "::".join(_in_folder(folder, part) for part in line.split("::"))
+                yield _in_folder(folder, line)
 
 
-def _in_folder(folder: str, part: str) -> str:
-    """A listed path relative to the listing's ``folder``; of ``name=path`` (a translation file
-    with its system's name, corpus.inputs), the path."""
-    name, sep, path = part.partition("=")
-    if sep and "/" not in name and not os.path.lexists(os.path.join(folder, part)):
-        return f"{name}={os.path.join(folder, path)}"
-    return os.path.join(folder, part) if part else part
+def _in_folder(folder: str, item: str) -> str:
+    """A listed item as it would be written on the command line from the listing's ``folder``:
+    its paths joined to the folder, a translation file's system name (``name=path``, read as
+    :func:`named_file` reads it, whatever the name holds) kept as it is."""
+    first, sep, partner = item.partition("::")
+    joined = os.path.join(folder, first) if first else first
+    if not (sep and partner):
+        return joined + sep
+    name, path = named_file(partner, folder)
+    return f"{joined}::{name + '=' if name else ''}{os.path.join(folder, path)}"
+
+
+def named_file(partner: str, folder: str = "") -> tuple[str, str]:
+    """(the name given to a file, its path) of an item's second part: ``name=path`` names the file
+    at ``path``, unless the whole part is a file that exists (seen from ``folder``, a listing's, where
+    relative paths start): a name that exists is a file, whatever it holds (``a=b.en``); ("", the
+    part) otherwise. The one reading of it, on the command line, in a listing or a config file."""
+    name, sep, path = partner.partition("=")
+    if not sep or os.path.lexists(os.path.join(folder, partner)) or not os.path.lexists(os.path.join(folder, path)):
+        return "", partner
+    return name, path
 
 
 def aligned_partner(path: str, foreign_suffixes: dict[str, str]) -> str | None:

@@ -52,9 +52,9 @@ def variants(data, moved) -> dict[str, tuple]:
     named = "{0}/test.cs::Alpha={0}/hyp/one.en,{0}/test.cs::Beta={0}/hyp/two.en"
     return {
         "named": (data, named.format(data)),
-        "names swapped": (data, "{0}/test.cs::Beta={0}/hyp/one.en,{0}/test.cs::Alpha={0}/hyp/two.en".format(data)),
-        "one renamed": (data, "{0}/test.cs::Gamma={0}/hyp/one.en,{0}/test.cs::Beta={0}/hyp/two.en".format(data)),
-        "spelled otherwise": (data, "{0}/test.cs::Alpha={0}/hyp/../hyp/one.en,{0}/./test.cs::Beta={0}//hyp/two.en".format(data)),
+        "names swapped": (data, f"{data}/test.cs::Beta={data}/hyp/one.en,{data}/test.cs::Alpha={data}/hyp/two.en"),
+        "one renamed": (data, f"{data}/test.cs::Gamma={data}/hyp/one.en,{data}/test.cs::Beta={data}/hyp/two.en"),
+        "spelled otherwise": (data, f"{data}/test.cs::Alpha={data}/hyp/../hyp/one.en,{data}/./test.cs::Beta={data}//hyp/two.en"),
         "folder moved": (moved, named.format(moved)),
         "derived names": (data, f"{data}/test.cs::{data}/hyp/*.en"),
         "derived from folders": (data, f"{data}/test.cs::{data}/[ab]/out.en"),
@@ -87,3 +87,27 @@ def test_swapped_names_through_the_luigi_command_relabel_nothing(tmp_path, data)
         assert result.returncode == 0, result.stdout + result.stderr
         pairs = pd.read_parquet(work / "translations" / "latest" / "pairs")
         assert set(pairs[pairs.translation == SYSTEM_1[0]].system) == {first}
+
+
+@pytest.mark.parametrize("place", ["command line", "listing", "listing with a byte-order mark", "config file"])
+def test_an_item_reads_the_same_wherever_it_is_written(luigi_workdir, data, place):
+    """One reading of ``foreign::NAME=file``: a name holding ``/`` or ``::`` stays a name in a
+    listing (it came out as a path joined to the listing's folder), a byte-order mark does not
+    take the first line, and the config file reads as the command line."""
+    items = [("Team/A", "hyp/one.en"), ("Sys::v2", "hyp/two.en")]
+    spec = ",".join(f"{data}/test.cs::{name}={data}/{path}" for name, path in items)
+    if place.startswith("listing"):  # paths relative to the listing's folder
+        listing = data / "systems.txt"
+        lines = [f"test.cs::{name}={path}\n" for name, path in items]
+        listing.write_text(("\ufeff" if "mark" in place else "") + "".join(lines) + "# a comment\n", encoding="utf-8")
+        spec = f"@{listing}"
+    config = luigi.configuration.get_config()
+    if place == "config file":
+        config.set("ImportTranslations", "translations", spec)
+    try:
+        stage = ImportTranslations(inputs=f"{data}/test.cs::{data}/ref.en", **({} if place == "config file" else {"translations": spec}))
+        assert luigi.build([stage], local_scheduler=True, log_level="WARNING")
+    finally:
+        config.remove_option("ImportTranslations", "translations") if place == "config file" else None
+    pairs = pd.read_parquet(stage.output_dir / "pairs")
+    assert {system: set(group.translation) for system, group in pairs.groupby("system")} == {"Team/A": set(SYSTEM_1), "Sys::v2": set(SYSTEM_2) - {""}}
