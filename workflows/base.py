@@ -506,6 +506,19 @@ class StageTask(WorkDirectoryTask):
         for path in self.input_files():
             check_input_file(path)
 
+    def deps(self):
+        """What Luigi schedules before this stage: its requirements, unless its own inputs or
+        parameters are the user's mistake (check_inputs, made from the command's files and
+        parameters alone): then nothing, and its run says the mistake in one line before any stage
+        has worked (a translation file one line short was said after an hour's ingest)."""
+        try:
+            self.check_inputs()
+        except Exception as error:
+            if users_mistake(error):
+                return []
+            raise
+        return super().deps()
+
     def on_failure(self, exception: BaseException) -> str:
         """The scheduler's explanation: one line for the user's mistakes, a traceback for bugs.
         A stage stopped by Ctrl-C (Beam reports it as its own error) ends the run as Ctrl-C does."""

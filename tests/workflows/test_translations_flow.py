@@ -100,10 +100,24 @@ def test_a_file_with_many_rejects_is_named_in_the_warning_and_counted_in_the_man
     (lambda folder: (folder / "hyp.two.en").write_text("one line more\n" * 6), "hyp.two.en has 6 lines but its foreign file"),
 ], ids=["shorter", "longer"])
 def test_a_translation_file_not_aligned_with_its_foreign_file_is_one_line(tmp_path, inputs, change, expected):
+    """Said before any work: the ingest it needs has not run (it ran first, an hour at 51.4M pairs)."""
     change(inputs)
     result = run_luigi(tmp_path / "work", "ImportTranslations", *arguments(inputs), cwd=tmp_path)
     assert_one_line_error(result, expected)
-    assert not (tmp_path / "work" / "translations").exists()
+    assert not (tmp_path / "work" / "translations").exists() and not (tmp_path / "work" / "ingest").exists()
+
+
+@pytest.mark.parametrize(("extra", "expected"), [
+    (["--ImportTranslations-accept-translations", "distinctness"], "distinctness"),
+    (["--translations", "{folder}/test.cs::{folder}/hyp.json"], "hyp.json"),
+], ids=["unknown accepted figure", "json lines"])
+def test_a_mistake_in_the_command_is_said_before_the_ingest_runs(tmp_path, inputs, extra, expected):
+    (inputs / "hyp.json").write_text("".join(f'{{"src": "{s}", "mt": "{t}"}}\n' for s, t in zip(SOURCES, SYSTEM_1, strict=True)))
+    args = [*arguments(inputs)[:2], *(["--translations", arguments(inputs)[3]] if extra[0] != "--translations" else []),
+            *(part.format(folder=inputs) for part in extra)]
+    result = run_luigi(tmp_path / "work", "BuildParaNMT", *args, cwd=tmp_path)
+    assert_one_line_error(result, expected)
+    assert not (tmp_path / "work" / "ingest").exists()
 
 
 def test_translations_of_a_file_that_is_not_an_input_are_one_line(tmp_path, inputs):
