@@ -38,6 +38,7 @@ import itertools
 import json
 import os
 import re
+import shlex
 import stat
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -241,6 +242,24 @@ def _check_content(path: str) -> None:
     if not head:
         raise InputError(f"input {path} is empty")
     compression_of(path, head)
+    if encoding := utf16_of(head):
+        folder = os.path.join(os.path.dirname(path), "utf-8")  # the same name, so a partner still finds it
+        raise InputError(f"input {path} is {encoding} text (Windows PowerShell 5 writes it with >), not UTF-8: convert it; "
+                         f"run: mkdir -p {shlex.quote(folder)} && iconv -f {encoding} -t UTF-8 {shlex.quote(path)} > "
+                         f"{shlex.quote(os.path.join(folder, os.path.basename(path)))}")
+
+
+def utf16_of(head: bytes) -> str | None:
+    """``"UTF-16"`` (with its byte-order mark), ``"UTF-16LE"`` or ``"UTF-16BE"`` (without: a zero
+    byte beside each ASCII character) for a file whose first bytes ``head`` are UTF-16, else None."""
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "UTF-16"
+    pairs = len(head) // 2
+    if pairs and head[1:2 * pairs:2].count(0) == pairs and 0 not in head[0:2 * pairs:2]:
+        return "UTF-16LE"
+    if pairs and head[0:2 * pairs:2].count(0) == pairs and 0 not in head[1:2 * pairs:2]:
+        return "UTF-16BE"
+    return None
 
 
 def compression_of(path: str, head: bytes) -> str | None:
@@ -475,7 +494,7 @@ def resolve_translations(spec: str, units: list[InputUnit]) -> list[TranslationF
         if index.damage:
             raise InputError(f"translation file {path} is damaged ({index.damage}, after line {index.lines:,}): which of its "
                              "lines translates which foreign line is not known past it; make it again")
-        _check_plain_text(path)
+        _check_plain_text(path, foreign)
         lines = foreign_lines.setdefault(foreign, index_lines(foreign, TRANSLATION_RUN_LINES).lines)
         if index.lines != lines:
             raise InputError(f"translation file {path} has {index.lines:,} lines but its foreign file {foreign} has {lines:,}: "
@@ -523,28 +542,60 @@ def _system_names(given: dict[str, str], named: dict[str, str]) -> dict[str, str
     return systems
 
 
-def _check_plain_text(path: str) -> None:
-    """InputError for a translation file whose first lines are JSON objects or a table (every one
-    holding a tab, as many on each): its lines would be taken for translations whole."""
+def _head_lines(path: str) -> list[bytes]:
+    """The first FORMAT_SAMPLE_LINES non-blank lines of a file (decompressed), without their ends."""
     with _open_input(path) as raw:
         _, blocks = _decompressed_blocks(raw, path, [], BLOCK_BYTES)
         head = next(blocks, b"")
     pieces = head.split(b"\n")  # the last piece: the block's unfinished line, or nothing
-    sample = [line.removesuffix(b"\r") for line in (pieces[:-1] or pieces)[:FORMAT_SAMPLE_LINES] if line.strip()]
-    first = sample[0].strip() if sample else b""
-    if first.startswith(b"{"):
-        try:
-            fields = json.loads(first)
-        except ValueError:
-            fields = None
-        if isinstance(fields, dict):
-            field = next((key for key, value in fields.items() if isinstance(value, str)), "FIELD")
-            raise InputError(f"translation file {path} holds JSON lines (fields {', '.join(fields)}), not one translation a line: "
-                             f"write the field that holds the translation as text (jq -r .{field} {os.path.basename(path)} > {field}.txt)")
+    return [line.removesuffix(b"\r") for line in (pieces[:-1] or pieces) if line.strip()][:FORMAT_SAMPLE_LINES]
+
+
+def _check_plain_text(path: str, foreign: str) -> None:
+    """InputError for a translation file whose first lines are all JSON objects or all a table
+    (every one holding a tab, as many on each): its lines would be taken for translations whole.
+    The error names the candidates for the translations (the fields or columns whose text is not
+    the foreign file's) with a command that extracts each, as printed, from where the user is."""
+    sample = _head_lines(path)
+    sources = {line.strip() for line in _head_lines(foreign)}
+    objects = [_json_object(line) for line in sample]
+    if sample and all(objects):
+        fields = [key for key in objects[0] if all(isinstance(obj.get(key), str) for obj in objects)]
+        candidates = [key for key in fields if {obj[key].strip().encode() for obj in objects} - sources] or fields
+        commands = [(repr(key), "python3 -c 'import json, sys; [print(json.loads(line)[" + repr(key).replace("'", '"')
+                     + "]) for line in sys.stdin]' < " + shlex.quote(path) + " > " + shlex.quote(_beside(path, key))) for key in candidates]
+        raise InputError(f"translation file {path} holds JSON lines (fields {', '.join(objects[0])}), not one translation a line: "
+                         + _extract_advice("field", commands))
     tabs = {line.count(b"\t") for line in sample}
     if sample and len(tabs) == 1 and 0 not in tabs:
-        raise InputError(f"translation file {path} is a table ({tabs.pop() + 1} tab-separated columns on each of its first lines), "
-                         f"not one translation a line: cut out the translations' column (cut -f N {os.path.basename(path)})")
+        columns = list(zip(*(line.split(b"\t") for line in sample), strict=True))
+        candidates = [n for n, column in enumerate(columns, start=1) if {cell.strip() for cell in column} - sources]
+        commands = [(f"{n} ({columns[n - 1][0].decode('utf-8', 'replace')[:40]!r} …)",
+                     f"cut -f {n} {shlex.quote(path)} > {shlex.quote(_beside(path, f'column{n}'))}") for n in candidates]
+        raise InputError(f"translation file {path} is a table ({len(columns)} tab-separated columns on each of its first lines), "
+                         f"not one translation a line: " + _extract_advice("column", commands))
+
+
+def _json_object(line: bytes) -> dict | None:
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _beside(path: str, part: str) -> str:
+    """A file name for one part of ``path``, in its folder: ``hyp.jsonl`` → ``hyp.mt.txt``."""
+    stem = os.path.splitext(os.path.basename(path).removesuffix(".gz"))[0]
+    return os.path.join(os.path.dirname(path), f"{stem}.{re.sub(r'[^A-Za-z0-9_-]', '_', part)}.txt")
+
+
+def _extract_advice(kind: str, commands: list[tuple[str, str]]) -> str:
+    """What to run: the one command, or each candidate with its own."""
+    if len(commands) == 1:
+        return f"write the {kind} that holds the translations as text, one a line; run: {commands[0][1]}"
+    return f"write the {kind} that holds the translations as text, one a line; the candidates: " + "; ".join(
+        f"{kind} {name}, run: {command}" for name, command in commands)
 
 
 def id_part(system: str) -> str:

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import luigi
 import numpy as np
@@ -339,3 +340,36 @@ def test_a_pp_encoder_over_pieces_is_one_line_before_any_work(tmp_path, inputs):
     assert result.returncode == 35 and "Traceback" not in output, output  # luigi.cfg [retcode]: a task could not be scheduled
     assert any("is a word_avg over pieces: the PP similarity is a Word Avg over Moses words" in line for line in output.splitlines()), output
     assert not (tmp_path / "work" / "ingest").exists()
+
+
+@pytest.mark.parametrize(("write", "says"), [
+    (lambda path: path.write_text("".join(json.dumps({"src": s, "mt": t, "score": 0.5}, ensure_ascii=False) + "\n"
+                                          for s, t in zip(SOURCES, SYSTEM_1, strict=True)), encoding="utf-8"), "holds JSON lines"),
+    (lambda path: path.write_text("".join(f"{s}\t{t}\n" for s, t in zip(SOURCES, SYSTEM_1, strict=True)), encoding="utf-8"), "is a table"),
+    (lambda path: path.write_bytes("".join(t + "\n" for t in SYSTEM_1).encode("utf-16")), "is UTF-16 text"),
+], ids=["jsonl with the source first", "tsv with the source first", "utf-16 from PowerShell"])
+def test_a_refused_translation_file_comes_with_a_command_that_works_as_printed(tmp_path, inputs, write, says):
+    """The advice names the translations, not the source beside them, and is a command, not a
+    template: run as printed from another folder, it writes the file the next run takes."""
+    write(inputs / "hyp.one.en")
+    refused = run_luigi(tmp_path / "work", "ImportTranslations", *arguments(inputs), cwd=tmp_path)
+    assert_one_line_error(refused, says)
+    line = next(line for line in (refused.stdout + refused.stderr).splitlines() if says in line)
+    command = line.split("; run: ", 1)[1].removesuffix(" [failed ImportTranslations]")  # one command: one candidate
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    subprocess.run(["bash", "-c", command], cwd=elsewhere, check=True)
+    written = command.rsplit("> ", 1)[1].strip("'")
+    assert Path(written).read_text(encoding="utf-8").splitlines() == SYSTEM_1
+    result = run_luigi(tmp_path / "work", "ImportTranslations", *arguments(inputs)[:2], "--translations",
+                       f"{inputs}/test.cs::one={written},{inputs}/test.cs::{inputs}/hyp.two.en", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_text_file_whose_first_line_is_a_json_object_is_text(tmp_path, inputs):
+    """The format is judged on the file's first lines, not its first: a translation may be JSON."""
+    (inputs / "hyp.one.en").write_text('{"a": "b"}\n' + "".join(t + "\n" for t in SYSTEM_1[1:]), encoding="utf-8")
+    result = run_luigi(tmp_path / "work", "ImportTranslations", *arguments(inputs), cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    pairs = pd.read_parquet(tmp_path / "work" / "translations" / "latest" / "pairs")
+    assert '{"a": "b"}' in set(pairs.translation)
