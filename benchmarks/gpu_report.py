@@ -48,6 +48,12 @@ def model_section(facts: dict, results: dict) -> list[str]:
     if "export" in results:
         lines += [f"- files: {', '.join(results['export'])}; `cat checkpoint.pt.part-* > checkpoint.pt` rejoins the checkpoint "
                   "(`--model-dir` does it by itself)"]
+    if watch := training.get("watch"):
+        lines += ["", "The collapse watch (100 validation sources translated greedily at each validation; distinct near 0: "
+                  "one sentence for every source):", "",
+                  markdown_table(["updates", "distinct", "copies", "loops", "BLEU", "chrF"],
+                                 [[e["updates"], e["distinct"], e["copies"], e["loops"], e["bleu"], e["chrf"]] for e in watch])]
+        lines += [f"- {e['source']} → {e['translation']}" for e in training.get("watch_examples", [])]
     return [*lines, ""]
 
 

@@ -373,18 +373,22 @@ def train(inputs: str, sizes: Sizes, seconds: float, tiny: bool) -> dict:
 
 def training_summary(task) -> dict:
     """The kept checkpoint's shape, weights, updates, epoch, validation loss and fairseq's
-    training time (its extra state)."""
+    training time (its extra state), and the collapse watch's records (the stage's manifest)."""
     import torch
+
+    from corpus.outputs import read_manifest
 
     from models.nmt.export import tied_again
     from models.nmt.model import NmtModel
 
     state = torch.load(NmtModel.load(task.output_dir).checkpoint, map_location="cpu", weights_only=False, mmap=True)
     config, extra = state["cfg"]["model"], state["extra_state"]
+    manifest = read_manifest(task.output_dir)
     return {"arch": f"{config.encoder_layers}+{config.decoder_layers} layers, width {config.encoder_embed_dim}",
             "parameters": sum({id(value): value.numel() for value in tied_again(state["model"]).values()}.values()),
             "updates": state["optimizer_history"][-1]["num_updates"], "epoch": extra["train_iterator"]["epoch"],
-            "valid_loss": extra.get("val_loss"), "training_seconds": extra.get("previous_training_time", 0.0)}
+            "valid_loss": extra.get("val_loss"), "training_seconds": extra.get("previous_training_time", 0.0),
+            "watch": manifest.get("watch", []), "watch_examples": manifest.get("watch_examples", [])}
 
 
 def evaluate(inputs: str, out: Path, files: dict[str, str]) -> dict:

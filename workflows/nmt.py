@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import os
 import shutil
 from pathlib import Path
@@ -19,13 +20,25 @@ from corpus.errors import InputError
 from corpus.files import write_atomically
 from corpus.inputs import source_languages
 from corpus.outputs import DamagedOutput
-from models.nmt import binarize, convert, evaluate, export, fairseq_train, folders, published, spm
+from models.nmt import (
+    binarize,
+    collapse_watch,
+    convert,
+    evaluate,
+    export,
+    fairseq_train,
+    folders,
+    published,
+    spm,
+)
 from models.nmt.devices import resolve_device
 from models.nmt.model import MODEL_FILE, NmtModel
 from models.nmt.translate import ENGINES, DecodeOptions, load_translator
 from workflows.base import StageTask
 from workflows.config import AbsolutePath, config_from, paranmt, with_settings
 from workflows.ingest import IngestBitext, ReadsBitext
+
+log = logging.getLogger("luigi-interface")
 
 SHARED_DATA = Path(os.environ.get("PARANMT_SHARED_DATA", "../shared/data"))
 WMT21 = SHARED_DATA / "csen" / "wmt21"
@@ -186,12 +199,18 @@ class TrainTranslator(UsesGpu, ReadsBitext, WritesNmtModel):
         data_dir, counts = self._binarized(partial_dir, spm_paths, config.max_positions)
         self.progress(f"training preset {config.preset} on {device}: {counts['train']} pairs, {counts['valid']} for validation")
         checkpoint = fairseq_train.train(data_dir, partial_dir / "checkpoints", config, spm_task.joint, self._on_fairseq_line)
+        watched = collapse_watch.history(partial_dir / "checkpoints")
+        if watched and (faults := collapse_watch.out_of_bounds(watched[-1])):
+            log.warning("%s: at its last validation the model's translations are not a translator's (%s), e.g. %r",
+                        self.stage, ", ".join(faults), watched[-1]["examples"][0]["translation"])
         NmtModel(
             str(checkpoint.relative_to(partial_dir)), str(data_dir.relative_to(partial_dir)),
             str(spm_paths["cs"]), str(spm_paths["en"]), config.max_positions, config.max_positions,
         ).save(partial_dir, relative_within=Path(paranmt().workdir))
         self.progress(f"trained: {checkpoint.name}", 100)
-        return {"device": device, "pairs": counts, "checkpoint": checkpoint.name}
+        return {"device": device, "preset": config.preset, "pairs": counts, "checkpoint": checkpoint.name,
+                "watch": [{key: value for key, value in entry.items() if key != "examples"} for entry in watched],
+                "watch_examples": watched[-1]["examples"] if watched else []}
 
     def _binarized(self, partial_dir: Path, spm_paths: dict[str, Path], max_positions: int) -> tuple[Path, dict]:
         """Binarize once: the pair counts are written, then data-bin is renamed into place."""

@@ -18,8 +18,6 @@ import json
 import logging
 from pathlib import Path
 
-import torch
-
 from corpus.translation_check import BOUNDS, translation_figures
 from models.nmt.evaluate import corpus_scores
 
@@ -41,7 +39,10 @@ def watch_indices(pairs: int, count: int = WATCH_SENTENCES) -> list[int]:
 
 
 def translate_sample(trainer, task, subset: str = "valid") -> tuple[list[str], list[str], list[str]]:
-    """(sources, references, translations) of the watch's pairs of ``subset``, as text."""
+    """(sources, references, translations) of the watch's pairs of ``subset``, as text (torch is
+    imported here: the module's other functions read records where no model runs)."""
+    import torch
+
     dataset = task.dataset(subset)
     sample = dataset.collater([dataset[i] for i in watch_indices(len(dataset))])
     model = trainer.model
