@@ -377,7 +377,6 @@ def training_summary(task) -> dict:
     import torch
 
     from corpus.outputs import read_manifest
-
     from models.nmt.export import tied_again
     from models.nmt.model import NmtModel
 

@@ -15,10 +15,11 @@ Kendall τ
     has no single position, so it is left out. Their positions on side 1 and on side 2 are two
     rankings without ties, so τ-a and τ-b coincide: τ = (concordant − discordant)/(k(k − 1)/2)
     over the k(k − 1)/2 pairs of the k shared words. 1 means the same order, −1 the reverse.
-    With fewer than two shared words no pair of words can be out of order: τ = 1.0 (no
-    reordering observed). It is a number, not NaN, so every pair has a rank and its deciles are
-    ordinary ones (ties broken by the id hash, like trigram overlap's many zeros); such pairs
-    rank with the unreordered ones, and a ``max_kendall_tau`` rule below 1 leaves them out.
+    With fewer than two shared words there is no order to compare: τ is undefined (NaN here,
+    null in the corpus), the pair is not ranked by τ (``decile_tau`` null) and a
+    ``max_kendall_tau`` rule leaves it out. Taken as 1.0 (as before corpus/7), such pairs and the
+    copies were 56.6 % of a real-MT corpus at τ = 1.0: deciles 5–9 were one tie, split by the id
+    hash, and selected nothing (docs/2026-12-03-cpu-translator.md).
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ def unigram_f1(batch: TokenBatch, shared: SharedWords | None = None) -> np.ndarr
 
 
 def kendall_tau(batch: TokenBatch, shared: SharedWords | None = None) -> np.ndarray:
-    """float64 Kendall τ of every pair over its shared once-per-side words (1.0 below two)."""
+    """float64 Kendall τ of every pair over its shared once-per-side words (NaN below two)."""
     shared = shared_words(batch) if shared is None else shared
     n = len(batch)
     once = (shared.reference_counts == 1) & (shared.translation_counts == 1)
@@ -85,4 +86,4 @@ def kendall_tau(batch: TokenBatch, shared: SharedWords | None = None) -> np.ndar
     agreement = np.sign(second[first + 1 + step] - second[first])  # +1 concordant, −1 discordant
     score = np.bincount(rows[first], weights=agreement, minlength=n)
     word_pairs = k * (k - 1) / 2
-    return np.divide(score, word_pairs, out=np.ones(n), where=word_pairs > 0)
+    return np.divide(score, word_pairs, out=np.full(n, np.nan), where=word_pairs > 0)

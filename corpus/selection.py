@@ -62,7 +62,7 @@ class Rules:
     english_only: bool = setting(False, "Both sides English (langid P(en) ≥ --min-p-en) without the other release filters.")
     min_p_en: float = setting(0.5, "langid probability of English both sides need under --english-only or --release-filter.")
     max_unigram_f1: float = setting(1.0, "Lexical diversity: unigram F1 of the two sides at most this (1: no rule).")
-    max_kendall_tau: float = setting(1.0, "Word-order diversity: Kendall tau of the shared words at most this (1: no rule).")
+    max_kendall_tau: float = setting(1.0, "Word-order diversity: Kendall tau of the shared words at most this (1: no rule; a pair of fewer than two shared words has no tau and is left out by a rule).")
 
     def __post_init__(self):
         if self.scorer not in SCORERS:

@@ -100,6 +100,10 @@ def table2_markdown(stats: Mapping[str, dict]) -> str:
     return markdown_table(*table2_rows(stats))
 
 
+# Why a ranked score leaves some pairs unranked (null).
+UNRANKED = {"tau": "fewer than two shared words, no order to compare", "trans": "no model scored the translation"}
+
+
 def summary_record(
     counts: Mapping[str, int],
     cuts: Mapping[str, Sequence[Key]],
@@ -124,9 +128,22 @@ def summary_record(
         "rejects": rejects,
         "scorers": {name: SCORERS[name] for name in ranked},
         "not_ranked": {name: column for name, column in SCORERS.items() if name not in ranked},
+        # the pairs a ranked score leaves out (null: UNRANKED), and its deciles that ties decide
+        "unranked_rows": {name: rows - counts.get(name, 0) for name in ranked if counts.get(name, 0) < rows},
+        "tied_deciles": {name: found for name in ranked if (found := tied_deciles(deciles.get(name, {})))},
         "cuts": {name: [cut.as_tuple() for cut in keys] for name, keys in cuts.items()},
         "deciles": deciles if rows else {},
     }
+
+
+def tied_deciles(deciles: Mapping[str, Mapping]) -> list[int]:
+    """The deciles of a score decided by ties: every pair in it has one score, which a neighbouring
+    decile has too, so the id hash alone put the boundary there and the decile selects nothing
+    that its neighbour does not (Kendall τ's 1.0 for pairs of fewer than two shared words made
+    deciles 5-9 one tie before corpus/7). ``deciles``: the summary's {decile: {min, max, …}}."""
+    entries = {int(d): entry for d, entry in deciles.items()}
+    return [d for d, entry in sorted(entries.items()) if entry["min"] == entry["max"]
+            and any(entries.get(other, {}).get(side) == entry["min"] for other, side in ((d - 1, "max"), (d + 1, "min")))]
 
 
 def _model_line(model: Mapping) -> str:
@@ -142,6 +159,11 @@ def summary_markdown(summary: Mapping) -> str:
     if not_ranked := summary.get("not_ranked"):
         parts.append(f"Not ranked: {', '.join(f'`{column}`' for column in not_ranked.values())} (no model scored the translations: "
                      f"{', '.join(f'`decile_{name}`' for name in not_ranked)} empty; name `--translator` to score them)\n")
+    for scorer, count in summary.get("unranked_rows", {}).items():
+        parts.append(f"`{summary['scorers'][scorer]}`: {count:,} pairs not ranked (`decile_{scorer}` null: {UNRANKED[scorer]})\n")
+    for scorer, tied in summary.get("tied_deciles", {}).items():
+        parts.append(f"Decided by ties: deciles {', '.join(map(str, tied))} of `{summary['scorers'][scorer]}` hold one score each, "
+                     "shared with a neighbour: the id hash alone split them\n")
     for scorer, column in summary["scorers"].items():
         deciles = summary["deciles"].get(scorer, {})
         rows = [[d, f"{e['rows']:,}", f"{e['min']:.4f}", f"{e['max']:.4f}"] for d, e in deciles.items()]

@@ -107,10 +107,21 @@ class IdKeys:
             hashes = id_hashes(f"{self.salt}{pair_id}" for pair_id in ids) if self.salt else id_hashes(ids)
         keys = {}
         for name, column in self.scores:
-            values = np.zeros(len(hashes)) if column is None else table.column(column).to_numpy().astype(np.float64)
-            check_scores(values, column or name)
-            keys[name] = (values, hashes)
+            if column is None:
+                keys[name] = (np.zeros(len(hashes)), hashes)
+                continue
+            ranked = ranked_rows(table, column)
+            values = table.column(column).to_numpy(zero_copy_only=False).astype(np.float64)[ranked]
+            check_scores(values, column)
+            keys[name] = (values, hashes[ranked])
         return keys
+
+
+def ranked_rows(table: pa.Table, column: str) -> np.ndarray:
+    """The rows a score ranks: those where it is not null (Kendall τ is null below two shared
+    words; such a pair has no rank and no decile of that score)."""
+    values = table.column(column)
+    return np.ones(len(values), bool) if values.null_count == 0 else values.is_valid().to_numpy(zero_copy_only=False)
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,14 @@ from corpus.deciles import SCORERS, Key
 from corpus.mix import mix64
 from corpus.selection import PARTITION
 from corpus.stats import summary_markdown, summary_record
-from pipelines.batches import IdKeys, RankingInput, shard_files, shard_number, with_pairs
+from pipelines.batches import (
+    IdKeys,
+    RankingInput,
+    ranked_rows,
+    shard_files,
+    shard_number,
+    with_pairs,
+)
 from pipelines.io import dataset_files, file_rows, part_writer
 from pipelines.progress import (
     UNWATCHED,
@@ -257,7 +264,8 @@ _PICK = "_pick"
 
 
 def with_deciles(table: pa.Table, cuts: dict[str, list[Key]], ranked: Sequence[str] = EVERY_SCORER) -> pa.Table:
-    """``table`` plus ``decile_<scorer>`` columns (int8; null for a scorer not ``ranked``) and
+    """``table`` plus ``decile_<scorer>`` columns (int8; null for a scorer not ``ranked``, and for
+    the rows a ranked one does not rank: ``pipelines.batches.ranked_rows``) and
     ``_pick``, the mixed id hash that chooses the summary's example pairs (a deterministic random
     pick that combines across shards)."""
     keys = scorer_keys(ranked)(table)
@@ -265,8 +273,11 @@ def with_deciles(table: pa.Table, cuts: dict[str, list[Key]], ranked: Sequence[s
         if name not in ranked:
             table = table.append_column(f"decile_{name}", pa.nulls(table.num_rows, pa.int8()))
             continue
-        scores, hashes = keys[name]
-        table = table.append_column(f"decile_{name}", pa.array(deciles.assign(scores, hashes, cuts.get(name, []))))
+        scores, hashes = keys[name]  # of the rows the score ranks
+        rows = ranked_rows(table, SCORERS[name])
+        bins = np.zeros(table.num_rows, np.int8)
+        bins[rows] = deciles.assign(scores, hashes, cuts.get(name, []))
+        table = table.append_column(f"decile_{name}", pa.array(bins, mask=~rows))
     return table.append_column(_PICK, pa.array(mix64(keys["pp"][1])))
 
 
@@ -276,8 +287,10 @@ def summary_part(table: pa.Table, examples: int, ranked: Sequence[str] = EVERY_S
     entries, chosen = [], []
     for name in ranked:
         column = SCORERS[name]
-        scores, bins = table.column(column).to_numpy(), table.column(f"decile_{name}").to_numpy()
-        order = np.lexsort((pick, bins))  # by decile, then by pick
+        ranked_at = np.flatnonzero(ranked_rows(table, column))  # a pair the score does not rank is in no decile of it
+        scores = table.column(column).to_numpy(zero_copy_only=False)
+        bins = table.column(f"decile_{name}").to_numpy(zero_copy_only=False)
+        order = ranked_at[np.lexsort((pick[ranked_at], bins[ranked_at]))]  # by decile, then by pick
         by_bin, sorted_scores = bins[order], scores[order]
         present, starts, counts = np.unique(by_bin, return_index=True, return_counts=True)
         lowest, highest = np.minimum.reduceat(sorted_scores, starts), np.maximum.reduceat(sorted_scores, starts)

@@ -34,7 +34,10 @@ def score_table(table: pa.Table, model: WordAverager, language: LanguageModel) -
     id's hash and every score. The text stays in ``pairs``: AssignDeciles joins the two."""
     scores = score_texts(*(table.column(name) for name in ("reference", "translation", "reference_tok", "translation_tok")), model, language)
     ids = table.column("id")
-    return pa.table({"id": ids, "trans_score": table.column("trans_score"), "id_hash": id_hashes(ids.to_pylist()), **scores})
+    # NaN is an undefined score (Kendall τ below two shared words): null, so it is not ranked; a NaN
+    # where the schema wants a number fails the write instead of passing as a value.
+    undefined_as_null = {name: pa.array(values, from_pandas=True) for name, values in scores.items()}
+    return pa.table({"id": ids, "trans_score": table.column("trans_score"), "id_hash": id_hashes(ids.to_pylist()), **undefined_as_null})
 
 
 class ScoreShard(beam.DoFn):

@@ -58,7 +58,7 @@ _SCORE_FIELDS = [
     pa.field("reference_p_en", pa.float64(), nullable=False),
     pa.field("translation_p_en", pa.float64(), nullable=False),
     pa.field("unigram_f1", pa.float64(), nullable=False),
-    pa.field("kendall_tau", pa.float64(), nullable=False),
+    pa.field("kendall_tau", pa.float64()),  # null below two shared words (corpus.diversity)
 ]
 
 _DECILE_FIELDS = [
@@ -66,7 +66,7 @@ _DECILE_FIELDS = [
     pa.field("decile_trigram", pa.int8(), nullable=False),
     pa.field("decile_pp", pa.int8(), nullable=False),
     pa.field("decile_unigram", pa.int8(), nullable=False),
-    pa.field("decile_tau", pa.int8(), nullable=False),
+    pa.field("decile_tau", pa.int8()),  # null where kendall_tau is
 ]
 
 _REJECTS_FIELDS = [
@@ -88,13 +88,13 @@ REJECTS = _schema("rejects", 1, _REJECTS_FIELDS)
 PAIRS = _schema("pairs", 4, _PAIRS_FIELDS)
 # The scores of every pair, keyed by id and in the rows' order of its pairs shard (the corpus joins
 # the two); trans_score is copied from the pairs so that every ranked score is here.
-SCORED = _schema("scored", 6, [field for field in _PAIRS_FIELDS if field.name in ("id", "trans_score")] + _SCORE_FIELDS)
-CORPUS = _schema("corpus", 6, [*_PAIRS_FIELDS, *_SCORE_FIELDS, *_DECILE_FIELDS])
+SCORED = _schema("scored", 7, [field for field in _PAIRS_FIELDS if field.name in ("id", "trans_score")] + _SCORE_FIELDS)
+CORPUS = _schema("corpus", 7, [*_PAIRS_FIELDS, *_SCORE_FIELDS, *_DECILE_FIELDS])
 # The corpus is hive-partitioned by decile_pp: that column lives in the directory names
 # (decile_pp=<d>/), so each file holds every CORPUS column but it.
-CORPUS_FILE = _schema("corpus", 6, [field for field in CORPUS if field.name != "decile_pp"])
+CORPUS_FILE = _schema("corpus", 7, [field for field in CORPUS if field.name != "decile_pp"])
 # A training selection: corpus rows in plain (unpartitioned) files.
-TRAINING = _schema("training", 6, list(CORPUS))
+TRAINING = _schema("training", 7, list(CORPUS))
 
 ALL = {"bitext": BITEXT, "rejects": REJECTS, "pairs": PAIRS, "scored": SCORED, "corpus": CORPUS, "training": TRAINING}
 

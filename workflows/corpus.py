@@ -15,6 +15,7 @@ Where the pairs come from (``--pairs``): empty, BackTranslate of the bitext; an 
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import shutil
 from pathlib import Path
@@ -51,6 +52,8 @@ from workflows.encoders import EvaluateSTS, TrainEncoder
 from workflows.ingest import ReadsRawFiles
 from workflows.nmt import TranslatorChoice, without_empty
 from workflows.translations import TRANSLATIONS_HELP, ImportTranslations
+
+log = logging.getLogger("luigi-interface")
 
 
 class ImportParaphrases(ReadsRawFiles):
@@ -320,12 +323,17 @@ class AssignDeciles(StageTask):
             translated_by=score.translated_by(), ranked=[name for name in SCORERS if name != "trans" or score.translation_scores()],
         )
         io.check_rows(self.stage, io.dataset_rows(str(self.corpus_dir(partial_dir))), scored_rows, "scored pairs")
+        for name, tied in summary["tied_deciles"].items():
+            log.warning("%s: deciles %s of %s are decided by ties (one score each, shared with a neighbour: the id hash alone "
+                        "split them): selecting them selects nothing their neighbours do not", self.stage, tied, SCORERS[name])
         return {
             "schema": {"corpus": schemas.version_of(schemas.CORPUS)},
             "rows": {"corpus": summary["rows"]},
             "partitioning": "hive: decile_pp=<d>/part-<shard>.parquet",
             "pp_model": summary["pp_model"],
             "cuts": summary["cuts"],
+            "unranked_rows": summary["unranked_rows"],
+            "tied_deciles": summary["tied_deciles"],
         }
 
 

@@ -5,7 +5,14 @@ import pytest
 from conftest import squeezed
 
 from corpus.deciles import SCORERS, Key
-from corpus.stats import Idf, sentence_stats, summary_markdown, summary_record, table2_markdown
+from corpus.stats import (
+    Idf,
+    sentence_stats,
+    summary_markdown,
+    summary_record,
+    table2_markdown,
+    tied_deciles,
+)
 
 
 def test_idf_from_counts_with_unknown_words_as_rare_as_the_rarest():
@@ -47,9 +54,22 @@ def test_markdown_tables():
 def test_summary_record_counts_the_largest_ranking_and_keeps_deciles_only_with_rows():
     model, rejects = {"kind": "vectors file", "path": "v.txt", "sha256": "ab" * 32}, {"ingest": {"total": 0, "by_reason": {}}}
     deciles = {"pp": {"0": {"rows": 3, "min": 0.1, "max": 0.2, "examples": []}}}
-    record = summary_record({"pp": 3, "trans": 2}, {"pp": [Key(0.5, 7)], "trans": []}, deciles, "work/corpus/x/corpus", model, rejects)
-    assert list(record) == ["rows", "corpus_dir", "translated_by", "pp_model", "rejects", "scorers", "not_ranked", "cuts", "deciles"]  # summary.json's order
-    assert record["not_ranked"] == {}
-    assert record["rows"] == 3 and record["cuts"] == {"pp": [(0.5, 7)], "trans": []} and record["scorers"] == SCORERS
+    record = summary_record({"pp": 3, "trans": 2}, {"pp": [Key(0.5, 7)], "trans": []}, deciles, "work/corpus/x/corpus", model, rejects,
+                            ranked=("pp", "trans"))
+    assert list(record) == ["rows", "corpus_dir", "translated_by", "pp_model", "rejects", "scorers", "not_ranked", "unranked_rows",
+                            "tied_deciles", "cuts", "deciles"]  # summary.json's order
+    assert record["not_ranked"] == {name: column for name, column in SCORERS.items() if name not in ("pp", "trans")}
+    assert record["unranked_rows"] == {"trans": 1} and record["tied_deciles"] == {}
+    assert record["rows"] == 3 and record["cuts"] == {"pp": [(0.5, 7)], "trans": []} and record["scorers"] == {"pp": "pp_sim", "trans": "trans_score"}
     assert record["deciles"] == deciles and record["corpus_dir"] == "work/corpus/x/corpus" and record["pp_model"] is model
     assert summary_record({}, {}, deciles, "c", model, rejects)["deciles"] == {}
+
+
+def test_a_decile_that_is_one_score_shared_with_a_neighbour_is_decided_by_ties():
+    """Kendall τ at 1.0 for most pairs made deciles 5-9 one score: each is flagged; a decile of
+    one score that no neighbour shares (all pairs tied only among themselves) is not."""
+    tied_top = {str(d): {"min": d / 10, "max": d / 10 + 0.05} for d in range(5)} | {str(d): {"min": 1.0, "max": 1.0} for d in range(5, 10)}
+    assert tied_deciles(tied_top) == [5, 6, 7, 8, 9]
+    alone = {"0": {"min": 0.0, "max": 0.1}, "1": {"min": 0.5, "max": 0.5}, "2": {"min": 0.6, "max": 0.9}}
+    assert tied_deciles(alone) == []
+    assert tied_deciles({"0": {"min": 0.0, "max": 0.0}, "1": {"min": 0.0, "max": 0.4}}) == [0]

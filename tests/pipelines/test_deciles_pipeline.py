@@ -21,7 +21,7 @@ def run_in_process(build):
 
 def scored_table(n, seed=0):
     """Scored rows with heavy ties: 60% of trigram overlaps are 0, pp_sim has 20 values, 30% of
-    Kendall taus are 1.0 (fewer than two shared words)."""
+    Kendall taus are null (fewer than two shared words: not ranked) and 10 % are 1.0."""
     rng = np.random.default_rng(seed)
     ids = [f"doc-{i:06d}" for i in range(n)]
     return pa.table({
@@ -35,7 +35,7 @@ def scored_table(n, seed=0):
         "pp_sim": rng.integers(0, 20, n) / 20.0,
         "reference_p_en": rng.random(n), "translation_p_en": rng.random(n),
         "unigram_f1": rng.integers(0, 11, n) / 10.0,
-        "kendall_tau": np.where(rng.random(n) < 0.3, 1.0, rng.uniform(-1, 1, n)),
+        "kendall_tau": pa.array(np.where(rng.random(n) < 0.1, 1.0, rng.uniform(-1, 1, n)), mask=rng.random(n) < 0.3),
     })
 
 
@@ -72,18 +72,22 @@ def table():
 def test_deciles_are_equal_sized_ordered_and_shard_independent(tmp_path, table):
     root, counts, cuts, one = assign(tmp_path, table, shards=1, name="one")
     _, _, cuts7, seven = assign(tmp_path, table, shards=7, sample_size=500, name="seven")
-    assert counts == dict.fromkeys(stage.SCORERS, 3_001) and cuts == cuts7
+    unranked = one["kendall_tau"].isna()
+    assert counts == {**dict.fromkeys(stage.SCORERS, 3_001), "tau": 3_001 - unranked.sum()} and cuts == cuts7
+    assert one["decile_tau"][unranked].isna().all() and one["decile_tau"][~unranked].notna().all()
     for name, column in stage.SCORERS.items():
-        bins = one[f"decile_{name}"].astype(int)
+        ranked = one[column].notna()
+        bins = one[f"decile_{name}"][ranked].astype(int)
         sizes = np.bincount(bins, minlength=10)
         assert sizes.max() - sizes.min() <= 1, (name, sizes)
-        by_bin = one.groupby(bins)[column]
+        by_bin = one[ranked].groupby(bins)[column]
         assert (by_bin.max().to_numpy()[:-1] <= by_bin.min().to_numpy()[1:]).all()
-        np.testing.assert_array_equal(bins, seven[f"decile_{name}"].astype(int))
+        np.testing.assert_array_equal(bins, seven[f"decile_{name}"][ranked].astype(int))
     assert (one["trigram_overlap"][one["decile_trigram"] < 5] == 0).all()
-    assert (one["kendall_tau"][one["decile_tau"] >= 8] == 1.0).all()
+    assert (one["decile_tau"][one["kendall_tau"] == 1.0] >= 8).all()
     summary = json.loads((root / "summary.json").read_text())
     assert sum(entry["rows"] for entry in summary["pp"].values()) == 3_001
+    assert sum(entry["rows"] for entry in summary["tau"].values()) == 3_001 - unranked.sum()
     assert all(len(entry["examples"]) == 2 for entry in summary["trigram"].values())
 
 
@@ -113,8 +117,9 @@ def test_a_tiny_sample_forces_the_window_retry(tmp_path, table):
     assert any(None in entry["cuts"].values() for entry in first.values()) and (root / "_cuts-2.json").exists()
     hashes = np.array([id_hash(i) for i in table.column("id").to_pylist()], dtype=np.uint64)
     for name, column in stage.SCORERS.items():
-        scores, ordered = stage.deciles.sort_keys(table.column(column).to_numpy(), hashes)
-        expected = [stage.Key(float(scores[r]), int(ordered[r])) for r in stage.decile_ranks(table.num_rows)]
+        ranked = stage.ranked_rows(table, column)
+        scores, ordered = stage.deciles.sort_keys(table.column(column).to_numpy(zero_copy_only=False)[ranked], hashes[ranked])
+        expected = [stage.Key(float(scores[r]), int(ordered[r])) for r in stage.decile_ranks(int(ranked.sum()))]
         assert cuts[name] == expected, name
 
 

@@ -111,12 +111,18 @@ def test_score_rank_summarize_select_and_stats(luigi_workdir, pairs_dir, vectors
     assert len(scored["pp_model"]["sha256"]) == 64
     corpus = pd.read_parquet(corpus_task.corpus_dir())
     assert len(corpus) == 400 and set(corpus.columns) == set(schemas.CORPUS.names)
-    for scorer in ("pp", "trigram", "trans", "unigram", "tau"):
+    for scorer in ("pp", "trigram", "trans", "unigram"):
         assert (corpus[f"decile_{scorer}"].astype(int).value_counts() == 40).all()
+    # Kendall τ ranks the pairs of two shared words or more (the others: null τ, null decile), in equal deciles
+    unranked = corpus.kendall_tau.isna()
+    assert unranked.any() and corpus.decile_tau[unranked].isna().all() and corpus.kendall_tau[~unranked].between(-1, 1).all()
+    sizes = corpus.decile_tau[~unranked].astype(int).value_counts()
+    assert len(sizes) == 10 and sizes.max() - sizes.min() <= 1
     # the toy sentences are made of English words only
-    assert (corpus.reference_p_en > 0.5).mean() > 0.9 and corpus.unigram_f1.between(0, 1).all() and corpus.kendall_tau.between(-1, 1).all()
+    assert (corpus.reference_p_en > 0.5).mean() > 0.9 and corpus.unigram_f1.between(0, 1).all()
     summary = json.loads((corpus_task.output_dir / "summary.json").read_text())
     assert summary["rows"] == 400 and summary["deciles"]["pp"]["9"]["rows"] == 40
+    assert summary["unranked_rows"] == {"tau": int(unranked.sum())}
     assert len(summary["deciles"]["trigram"]["0"]["examples"]) == 2
     markdown = (corpus_task.output_dir / "summary.md").read_text()
     assert "## Deciles of pp_sim" in markdown
