@@ -11,7 +11,8 @@ EvaluateTranslator: run it with the configuration that trained it, e.g.
 
     LUIGI_CONFIG_PATH=configs/csen-more.cfg python -m benchmarks heldout
 
-(which trains the translator first if it is not trained). Prints a Markdown table, then
+(which trains the translator first if it is not trained; ``--translator FOLDER`` evaluates a
+model folder instead, e.g. a TrainTranslator output). Prints a Markdown table, then
 ``--shown`` translations of each set (source, reference, this model), chosen with a fixed seed.
 """
 
@@ -49,12 +50,12 @@ def wmt21_systems() -> dict[str, dict]:
             for path in sorted(WMT21.glob("newstest2021.cs-en.hyp.*.en"))}
 
 
-def evaluated(source: Path, reference: Path, compute_type: str, beam: int) -> tuple[dict, list[str]]:
+def evaluated(source: Path, reference: Path, compute_type: str, beam: int, translator: str) -> tuple[dict, list[str]]:
     """EvaluateTranslator's scores and hypotheses for one set (built if missing)."""
     from workflows.nmt import EvaluateTranslator
 
     task = EvaluateTranslator(source=str(source.resolve()), reference=str(reference.resolve()), baseline="",
-                              compute_type=compute_type, beam_size=beam)
+                              compute_type=compute_type, beam_size=beam, translator=translator)
     if not luigi.build([task], local_scheduler=True, log_level="WARNING"):
         raise SystemExit(f"EvaluateTranslator failed on {source}")
     scores = next(iter(read_manifest(task.output_dir)["scores"].values()))
@@ -67,6 +68,7 @@ def main() -> None:
     parser.add_argument("--compute-types", default="default,int8", help="CTranslate2 compute types, comma-separated (default: the stored float32)")
     parser.add_argument("--beam", type=int, default=12)
     parser.add_argument("--shown", type=int, default=20, help="translations of each set to print")
+    parser.add_argument("--translator", default="", help="a translator's folder (e.g. a TrainTranslator output); default: the configuration's own model")
     args = parser.parse_args()
     sets = test_sets(args.prepared)
     missing = [str(path) for pair in sets.values() for path in pair if not path.exists()]
@@ -77,7 +79,8 @@ def main() -> None:
     for name, (source, reference) in sets.items():
         row = [name, len(evaluate.read_lines(source))]
         for compute_type in compute_types:
-            scores, hypotheses[name, compute_type] = evaluated(source, reference, compute_type, args.beam)
+            scores, hypotheses[name, compute_type] = evaluated(source, reference, compute_type, args.beam,
+                                                               str(Path(args.translator).resolve()) if args.translator else "")
             row += [scores["bleu"], scores["chrf"]]
         rows.append(row)
     headers = ["test set", "sentences", *(f"{what} ({kind})" for kind in compute_types for what in ("BLEU", "chrF"))]
