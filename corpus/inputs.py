@@ -153,17 +153,22 @@ def content_identity(value: str, read: list[str] | None = None) -> str:
     def named_by(pattern: str) -> list[str]:
         return [pattern] if os.path.lexists(pattern) else sorted(glob.glob(pattern, recursive=True)) or [pattern]
 
-    named: set[tuple[str, str | None, str]] = set()
+    named: set[tuple[str, str, str | None, str]] = set()
     for pattern, partner in items:  # a partner may be a glob too (--translations: one file per system)
-        given_name, partner = named_file(partner) if partner else ("", partner)
+        given, pattern = named_file(pattern) if "=" in pattern else ("", pattern)  # a training source's share
+        given_partner, partner = named_file(partner) if partner else ("", partner)  # a translation file's system
         for path in named_by(pattern):
-            named.update((os.path.realpath(path), os.path.realpath(other) if other else None, given_name)
+            named.update((given, os.path.realpath(path), os.path.realpath(other) if other else None, given_partner)
                          for other in (named_by(partner) if partner else [None]))
-    names = distinct_names(sorted({path for path, _, _ in named}))
-    partner_names = distinct_names(sorted({partner for _, partner, _ in named if partner}))
-    return ",".join(sorted(_named_contents(names[path], path, read)
-                           + (f"::{given_name + '=' if given_name else ''}{_named_contents(partner_names[partner], partner)}" if partner else "")
-                           for path, partner, given_name in named))
+    names = distinct_names(sorted({path for _, path, _, _ in named}))
+    partner_names = distinct_names(sorted({partner for _, _, partner, _ in named if partner}))
+
+    def with_name(name: str) -> str:
+        return f"{name}=" if name else ""
+
+    return ",".join(sorted(with_name(given) + _named_contents(names[path], path, read)
+                           + (f"::{with_name(given_partner)}{_named_contents(partner_names[partner], partner)}" if partner else "")
+                           for given, path, partner, given_partner in named))
 
 
 def _named_contents(name: str, path: str, read: list[str] | None = None) -> str:

@@ -18,12 +18,14 @@ from pathlib import Path
 import numpy as np
 
 from corpus.errors import InputError
-from corpus.readers import without_line_end
+from corpus.readers import named_file, without_line_end
 
 log = logging.getLogger("paranmt.trainer")
 
 BATCH_ROWS = 65_536
 DEFAULT_COLUMNS = ("reference", "translation")
+# The seed of the draws that take a share of a source's pairs (with the source's position).
+SHARE_SEED = 20_260_301
 
 
 @dataclass(frozen=True)
@@ -56,13 +58,39 @@ class TrainingPairs:
     def from_path(cls, path: str | Path, columns: Sequence[str] = DEFAULT_COLUMNS) -> TrainingPairs:
         """A Parquet dataset (a directory of ``*.parquet`` parts, read in sorted path order, or one
         file; ``columns`` names the two sides; their ``*_tok`` columns are read when every part has
-        them) or a TSV file whose first two tab-separated fields are the two sentences."""
-        path = Path(path)
+        them) or a TSV file whose first two tab-separated fields are the two sentences; or several
+        of them, each with an optional share (:func:`training_sources`), read one after another."""
+        sources = training_sources(str(path))
+        if len(sources) > 1 or sources[0][1] < 1.0:
+            return cls.mixed(sources, columns)
+        path = sources[0][0]
         files = parquet_parts(path)
         if files is None:
             return cls(lambda words: tsv_batches(path))
         names = checked_columns(path, files, columns)
         return cls(lambda words: parquet_batches(files, names if words else names[:2]))
+
+    @classmethod
+    def mixed(cls, sources: Sequence[tuple[Path, float]], columns: Sequence[str] = DEFAULT_COLUMNS) -> TrainingPairs:
+        """The pairs of several sources, one after another, of each a seeded random ``share`` (the
+        same pairs at every pass and every run: source k's draws come from a generator seeded with
+        k, in its batches' order). Each source is read in bounded batches, as one source is."""
+        parts = [(cls.from_path(path, columns), share) for path, share in sources]
+
+        def read(words: bool) -> Iterator[PairBatch]:
+            for number, (pairs, share) in enumerate(parts):
+                yield from _shared(pairs.every_batch(words), share, number)
+
+        mixed = cls(read)
+        mixed.sources = [(path, share, pairs) for (path, share), (pairs, _) in zip(sources, parts, strict=True)]
+        return mixed
+
+    def make_up(self) -> list[dict]:
+        """What a training set of several sources is made of: each source, its share and the
+        pairs with two sides taken from it (one counting pass); [] for a single source."""
+        return [{"source": str(path), "share": share,
+                 "pairs": sum(len(two_sided_rows(batch)) for batch in _shared(pairs.every_batch(False), share, number))}
+                for number, (path, share, pairs) in enumerate(getattr(self, "sources", []))]
 
     @classmethod
     def from_sentences(cls, sentences: tuple[Sequence[str], Sequence[str]], words: tuple[Sequence[str], Sequence[str]] | None = None) -> TrainingPairs:
@@ -110,6 +138,27 @@ class TrainingPairs:
         return chain(side(0), side(1))
 
 
+def training_sources(spec: str) -> list[tuple[Path, float]]:
+    """``--train-data``: comma-separated sources (a Parquet dataset or a TSV file), each written
+    ``SHARE=path`` to take that share of its pairs (0 < SHARE ≤ 1; corpus.readers.named_file reads
+    the item as the translations' NAME=file is read: a path that exists is a path)."""
+    sources = []
+    for item in (part.strip() for part in spec.split(",")):
+        if not item:
+            continue
+        share, path = named_file(item)
+        try:
+            value = float(share) if share else 1.0
+        except ValueError:
+            raise InputError(f"--train-data {item!r}: {share!r} before '=' is not a share (a number in (0, 1])") from None
+        if not 0.0 < value <= 1.0:
+            raise InputError(f"--train-data {item!r}: a share is in (0, 1], got {value}")
+        sources.append((Path(path), value))
+    if not sources:
+        raise InputError("--train-data names no source")
+    return sources
+
+
 def text_groups(pairs: TrainingPairs) -> np.ndarray:
     """A group id for each kept pair (in training order): pairs joined by an identical sentence
     on either side (whitespace runs counted as one space) are one group, and so, transitively,
@@ -129,6 +178,13 @@ def text_groups(pairs: TrainingPairs) -> np.ndarray:
     edges = coo_matrix((np.ones(count, dtype=np.int8), (texts[:count], texts[count:])), shape=(len(nodes), len(nodes)))
     _, component = connected_components(edges, directed=False)
     return component[texts[:count]].astype(np.int64)
+
+
+def _shared(batches: Iterator[PairBatch], share: float, number: int) -> Iterator[PairBatch]:
+    """``share`` of the pairs of source ``number``'s batches, drawn as TrainingPairs.mixed says."""
+    draws = np.random.default_rng([SHARE_SEED, number])
+    for batch in batches:
+        yield batch if share >= 1.0 else batch.kept(np.flatnonzero(draws.random(len(batch.sides[0])) < share).tolist())
 
 
 def two_sided_rows(batch: PairBatch) -> list[int]:

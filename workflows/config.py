@@ -11,6 +11,7 @@ from typing import Any
 
 import luigi
 
+from corpus.readers import named_file
 from corpus.settings import choices_of, settings_of
 
 
@@ -37,6 +38,20 @@ class AbsolutePath(luigi.Parameter):
 
     def normalize(self, x):
         return os.path.abspath(x) if x else x
+
+
+class SourcesParameter(AbsolutePath):
+    """Comma-separated paths, each optionally written ``NAME=path`` (corpus.readers.named_file:
+    a share of a training source, ``0.5=pairs.tsv``), each path made absolute as AbsolutePath's."""
+
+    def normalize(self, x):
+        if not x:
+            return x
+        items = []
+        for item in (part.strip() for part in x.split(",")):
+            name, path = named_file(item) if item else ("", "")
+            items += [f"{name}={os.path.abspath(path)}" if name else os.path.abspath(item)] if item else []
+        return ",".join(items)
 
 
 # The value that says "none" to a parameter whose default names something (a model, a file, a

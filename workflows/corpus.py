@@ -375,7 +375,9 @@ class OnSelection:
         return self.clone(SelectTrainingSet)
 
     def training_data(self) -> str:
-        return str(self.requires().output_dir / "pairs")
+        """The selection, then any --train-data sources (each with its share) after it."""
+        given = getattr(self, "train_data", "")  # a TrainEncoder's
+        return ",".join([str(self.requires().output_dir / "pairs"), *([given] if given else [])])
 
 
 @inherits(SelectTrainingSet)

@@ -19,8 +19,9 @@ from luigi.util import inherits
 from corpus.errors import InputError
 from corpus.outputs import read_json
 from models.configs import EncoderConfig, TrainConfig
+from models.training_pairs import TrainingPairs, training_sources
 from workflows.base import StageTask, in_workdir
-from workflows.config import AbsolutePath, config_from, with_settings
+from workflows.config import AbsolutePath, SourcesParameter, config_from, with_settings
 from workflows.console import STAGES as stages
 
 log = logging.getLogger("luigi-interface")
@@ -60,7 +61,7 @@ class TrainEncoder(StageTask):
     keeps_partial_output = True  # the partial directory holds the resumable checkpoint
     latest_by = "model"  # encoders/latest-word_avg, … beside encoders/latest
 
-    train_data = AbsolutePath(default="", description="Parquet pairs/corpus dataset directory, or a TSV file of sentence pairs.")
+    train_data = SourcesParameter(default="", description="Parquet pairs/corpus dataset directory, or a TSV file of sentence pairs; several, comma-separated, each written SHARE=path to take that share of its pairs (e.g. 'work/train/latest/pairs,0.5=refpairs.tsv').")
     columns = luigi.Parameter(default="reference,translation", description="The two Parquet columns that form a pair.")
     word_vectors = AbsolutePath(default="", description="word2vec/GloVe text file to initialise word embeddings (empty: random).")
 
@@ -84,8 +85,7 @@ class TrainEncoder(StageTask):
         writes (a subclass's ``training_data()``) is identified by that stage's fingerprint and
         may not exist yet when this one is computed."""
         files = [self.word_vectors] if self.word_vectors else []
-        if self.train_data:
-            data = Path(self.train_data)
+        for data, _ in training_sources(self.train_data) if self.train_data else []:
             files += sorted(str(p) for p in data.rglob("*.parquet")) if data.is_dir() else [str(data)]
         return files
 
@@ -117,6 +117,7 @@ class TrainEncoder(StageTask):
         return {
             "model": self.model,
             "pairs": summary["pairs"],
+            "sources": TrainingPairs.from_path(self.training_data(), tuple(self.columns.split(","))).make_up(),
             "pairs_with_an_empty_side_left_out": summary["pairs_with_an_empty_side_left_out"],
             "steps": result.steps,
             "dev": {"set": self.dev_set if dev else None, "best_pearson": result.best_score, "history": result.dev_scores},

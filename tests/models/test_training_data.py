@@ -3,6 +3,7 @@
 import json
 import logging
 from collections import Counter
+from itertools import chain
 
 import numpy as np
 import pyarrow as pa
@@ -15,7 +16,7 @@ from models.configs import EncoderConfig, TrainConfig
 from models.encode import load_encoder
 from models.featurizers import UNK, RaggedFile, TrigramFeaturizer, WordFeaturizer
 from models.trainer import Trainer, train_encoder
-from models.training_pairs import TrainingPairs, read_pairs
+from models.training_pairs import TrainingPairs, read_pairs, text_groups
 
 PAIRS = [("a dog runs .", "a dog is running ."), ("a cat sleeps .", "a cat is asleep ."),
          ("two men talk .", "two people are talking ."), ("the sun is up .", "it is morning .")]
@@ -183,3 +184,27 @@ def test_the_trainer_reads_its_ids_from_files_it_removes_when_done(tmp_path):
     assert sorted(path.name for path in (tmp_path / "model" / "ids").iterdir()) == ["tokens.offsets", "tokens.values"]
     trainer.run()
     assert not (tmp_path / "model" / "ids").exists() and (tmp_path / "model" / "model.pt").exists()
+
+
+def test_several_sources_with_shares_are_read_in_batches_the_same_at_every_pass(tmp_path, monkeypatch):
+    """A Parquet dataset and a TSV at once, the TSV's half taken (the same half at every pass and
+    run), read in the same bounded batches as one source; the make-up counts each source's pairs;
+    pairs that share a sentence across the two sources are one group (--group-negatives)."""
+    monkeypatch.setattr(training_pairs, "BATCH_ROWS", 7)
+    (tmp_path / "pairs").mkdir()
+    pq.write_table(pa.table({"reference": [f"r{i}" for i in range(20)], "translation": [f"t{i}" for i in range(20)]}),
+                   tmp_path / "pairs" / "part-00000.parquet")
+    (tmp_path / "ref.tsv").write_text("".join(f"s{i}\tr{i if i < 3 else i + 100}\n" for i in range(200)))
+    spec = f"{tmp_path / 'pairs'},0.5={tmp_path / 'ref.tsv'}"
+    pairs = TrainingPairs.from_path(spec)
+    first, again = [list(chain(*(b.sides[0] for b in pairs.batches(False)))) for _ in range(2)]
+    assert first == again == list(chain(*(b.sides[0] for b in TrainingPairs.from_path(spec).batches(False))))
+    assert first[:20] == [f"r{i}" for i in range(20)] and 70 < len(first) - 20 < 130
+    assert all(len(batch.sides[0]) <= 7 for batch in pairs.every_batch(False))
+    assert pairs.make_up() == [{"source": str(tmp_path / "pairs"), "share": 1.0, "pairs": 20},
+                               {"source": str(tmp_path / "ref.tsv"), "share": 0.5, "pairs": len(first) - 20}]
+    groups = text_groups(pairs).tolist()
+    shared = [20 + n for n, sentence in enumerate(first[20:]) if sentence in ("s0", "s1", "s2")]  # r0..r2 on both sides
+    assert all(groups[row] == groups[int(first[row][1:])] for row in shared)
+    with pytest.raises(InputError, match="a share is in"):
+        TrainingPairs.from_path(f"1.5={tmp_path / 'ref.tsv'}")

@@ -199,6 +199,14 @@ def test_bootstrapped_pp_model_then_train_on_decile_9(luigi_workdir, pairs_dir, 
     report = json.loads((task.output_dir / "report.json").read_text())
     assert report["meta"]["model"] == "word_avg" and "sts_2012_2016_mean" in read_manifest(task.output_dir)
 
+    # the selection with a TSV of other pairs beside it: one training set, its make-up in the manifest
+    (luigi_workdir.parent / "more.tsv").write_text("".join(f"the {w} plays .\ta {w} plays .\n" for w in WORDS))
+    mixed = TrainOnFiltered(pairs=pairs_dir, decile="9", train_data=str(luigi_workdir.parent / "more.tsv"), **TINY)
+    build(mixed)
+    sources = read_manifest(mixed.requires().output_dir)["sources"]
+    assert [entry["pairs"] for entry in sources] == [selection["selected"], len(WORDS)]
+    assert sources[0]["source"] == str(task.requires().requires().output_dir / "pairs")
+
 
 def test_release_file_input_is_imported_scored_and_its_rejects_summarized(luigi_workdir, vectors, tmp_path):
     release = tmp_path / "para-nmt-tiny.txt"

@@ -114,3 +114,18 @@ def test_train_data_is_required(luigi_workdir):
 def test_training_on_cuda_holds_the_gpu_resource():
     assert TrainEncoder(train_data="x.tsv", device="cuda").resources == {"gpu": 1}
     assert TrainEncoder(train_data="x.tsv", device="cpu").resources == {}
+
+
+def test_several_training_sources_with_shares_are_one_training_set_named_in_the_manifest(luigi_workdir, sts_dir, tmp_path):
+    """--train-data takes a TSV and a second source with a share: the manifest says what the set
+    was made of; a share is part of what the output is known by, a path's spelling is not."""
+    one, two = write_pairs_tsv(tmp_path / "one.tsv", 40), write_pairs_tsv(tmp_path / "two.tsv", 60)
+    task = TrainEncoder(train_data=f"{one},0.5={two}", **TINY)
+    assert luigi.build([task], local_scheduler=True)
+    manifest = json.loads((task.output_dir / "_SUCCESS").read_text())
+    taken = manifest["sources"][1]["pairs"]
+    assert manifest["sources"] == [{"source": str(one), "share": 1.0, "pairs": 40}, {"source": str(two), "share": 0.5, "pairs": taken}]
+    assert manifest["pairs"] == 40 + taken and 15 < taken < 45
+    other_share = TrainEncoder(train_data=f"{one},0.25={two}", **TINY)
+    spelled_otherwise = TrainEncoder(train_data=f"{tmp_path}/./one.tsv, 0.5={tmp_path}/../{tmp_path.name}/two.tsv", **TINY)
+    assert other_share.fingerprint() != task.fingerprint() == spelled_otherwise.fingerprint()
