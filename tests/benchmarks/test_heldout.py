@@ -1,12 +1,14 @@
 """The held-out benchmark's sets and baselines: what csen-more's preparation holds out is what it
 evaluates on, and the WMT21 systems score as published (CUNI-Transformer2018: 26.19 BLEU)."""
 
+import pytest
 from conftest import require_shared
 
 from benchmarks import heldout
 from corpus.csen_more import HELD_OUT, prepare
 
 
+@pytest.mark.slow  # reads ../shared/data
 def test_the_sets_are_newstest2021_and_what_the_preparation_held_out(tmp_path):
     data = require_shared("csen-more").parent
     counts = prepare(data, tmp_path, report=lambda line: None)
@@ -18,6 +20,7 @@ def test_the_sets_are_newstest2021_and_what_the_preparation_held_out(tmp_path):
     assert counts["held_out"] == 1000 + 1071 + 1012 and not held_out & trained_on
 
 
+@pytest.mark.slow  # reads ../shared/data
 def test_the_wmt21_systems_score_as_published():
     require_shared("csen", "wmt21")
     systems = heldout.wmt21_systems()
