@@ -35,7 +35,7 @@ from models.nmt.devices import resolve_device
 from models.nmt.model import MODEL_FILE, NmtModel
 from models.nmt.translate import ENGINES, DecodeOptions, load_translator
 from workflows.base import StageTask
-from workflows.config import AbsolutePath, config_from, paranmt, with_settings
+from workflows.config import AbsolutePath, OptionalPath, config_from, paranmt, with_settings
 from workflows.ingest import IngestBitext, ReadsBitext
 
 log = logging.getLogger("luigi-interface")
@@ -360,7 +360,7 @@ class EvaluateTranslator(UsesGpu, TranslatorChoice, StageTask):
     compute_type = COMPUTE_TYPE
     source = AbsolutePath(default=str(WMT21 / "newstest2021.cs-en.src.cs"), description="Czech test sentences, one a line.")
     reference = AbsolutePath(default=str(WMT21 / "newstest2021.cs-en.ref.A.en"), description="English reference, line-aligned.")
-    baseline = AbsolutePath(default=str(WMT21 / "newstest2021.cs-en.hyp.CUNI-Transformer2018.en"), description="A system output to compare with ('' for none).")
+    baseline = OptionalPath(default=str(WMT21 / "newstest2021.cs-en.hyp.CUNI-Transformer2018.en"), description="A system output to compare with (none: no baseline).")
     device = luigi.ChoiceParameter(default="auto", choices=["auto", "cpu", "cuda"], description="auto: the GPU when there is one.")
 
     def requires(self):
