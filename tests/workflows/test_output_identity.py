@@ -16,7 +16,7 @@ import pytest
 from test_bad_input_cli import assert_one_line_error, run_luigi  # noqa: F401 - shared helpers
 from test_translations_flow import REFERENCE_A, SOURCES, SYSTEM_1, SYSTEM_2
 
-from workflows import ImportTranslations
+from workflows import ImportTranslations, IngestBitext
 
 
 def write(folder, files: dict[str, list[str]]) -> None:
@@ -111,3 +111,36 @@ def test_an_item_reads_the_same_wherever_it_is_written(luigi_workdir, data, plac
         config.remove_option("ImportTranslations", "translations") if place == "config file" else None
     pairs = pd.read_parquet(stage.output_dir / "pairs")
     assert {system: set(group.translation) for system, group in pairs.groupby("system")} == {"Team/A": set(SYSTEM_1), "Sys::v2": set(SYSTEM_2) - {""}}
+
+
+def built_bitext(work, **params) -> tuple[str, pd.DataFrame]:
+    """IngestBitext's fingerprint and bitext rows for one spelling, in a work directory of its own."""
+    luigi.configuration.get_config().set("paranmt", "workdir", str(work))
+    stage = IngestBitext(**params)
+    assert luigi.build([stage], local_scheduler=True, log_level="WARNING")
+    return stage.fingerprint(), pd.read_parquet(stage.output_dir / "bitext").sort_values("id").reset_index(drop=True)
+
+
+def test_the_ingest_is_known_by_its_files_names_roles_and_language(luigi_workdir, data, tmp_path):
+    """The same property through IngestBitext: a file's recorded name (its rows' source and ids),
+    which text is the foreign side, and its language shape the rows; a path's spelling and a
+    folder move do not."""
+    (data / "renamed.cs").write_bytes((data / "test.cs").read_bytes())
+    (data / "renamed.en").write_bytes((data / "ref.en").read_bytes())
+    (data / "ref.cs").write_bytes((data / "ref.en").read_bytes())
+    (data / "test.en").write_bytes((data / "test.cs").read_bytes())
+    moved = tmp_path / "elsewhere"
+    shutil.copytree(data, moved)
+    variants = {
+        "given": {"inputs": f"{data}/test.cs::{data}/ref.en"},
+        "spelled otherwise": {"inputs": f"{data}/./hyp/../test.cs::{data}//ref.en"},
+        "folder moved": {"inputs": f"{moved}/test.cs::{moved}/ref.en"},
+        "file renamed": {"inputs": f"{data}/renamed.cs::{data}/renamed.en"},
+        "sides swapped": {"inputs": f"{data}/ref.cs::{data}/test.en"},  # the same two files' bytes, each in the other's role
+        "other language": {"inputs": f"{data}/test.cs::{data}/ref.en", "source_language": "sk"},
+    }
+    built = {label: built_bitext(luigi_workdir / str(n), **params) for n, (label, params) in enumerate(variants.items())}
+    for first, (fingerprint_a, rows_a) in built.items():
+        for second, (fingerprint_b, rows_b) in built.items():
+            assert (fingerprint_a == fingerprint_b) == rows_a.equals(rows_b), (first, second)
+    assert built["given"][0] == built["spelled otherwise"][0] == built["folder moved"][0] != built["file renamed"][0]
