@@ -92,9 +92,13 @@ class _ArraysCombine(beam.CombineFn):
 
 
 def _sample_parts(path: str, source: RankingInput, limit: int, marks: Marks):
-    """Pass 1 on one file: per ranking, its row count and its keys in the sample."""
+    """Pass 1 on one file: per ranking, its row count and its keys in the sample (a ranking that
+    ranks none of a batch's rows says nothing of it: one that ranks no row at all, Kendall τ of
+    pairs that never share two words, is absent, as a ranking of an empty dataset is)."""
     for keys in source.keys_of(path):
         for name, (scores, hashes) in keys.items():
+            if not len(scores):
+                continue
             keep = deciles.in_sample(hashes, limit)
             yield name, (len(scores), scores[keep], hashes[keep])
     marks.add("file", 1)

@@ -37,9 +37,21 @@ def test_write_corpus_writes_the_corpus_and_its_summary(tmp_path):
     corpus = pd.read_parquet(tmp_path / "corpus")
     for name in stage.SCORERS:
         assert len(summary["cuts"][name]) == 9
-        sizes = corpus[f"decile_{name}"].astype(int).value_counts().sort_index()
+        sizes = corpus[f"decile_{name}"].dropna().astype(int).value_counts().sort_index()  # τ's unranked pairs: in no decile
         assert {decile: entry["rows"] for decile, entry in summary["deciles"][name].items()} == {str(d): int(n) for d, n in sizes.items()}
         assert all(len(entry["examples"]) == 2 for entry in summary["deciles"][name].values())
+    assert summary["unranked_rows"] == {"tau": int(corpus.kendall_tau.isna().sum())} and summary["unranked_rows"]["tau"] > 0
+
+
+def test_a_score_that_ranks_no_pair_has_no_cuts_and_no_deciles(tmp_path):
+    """Kendall τ of pairs that never share two words (a tiny model's translations): every pair
+    unranked, no cut searched, the other scores ranked as ever."""
+    table = scored_table(200, seed=5)
+    table = table.set_column(table.schema.get_field_index("kendall_tau"), "kendall_tau", pa.nulls(200, pa.float64()))
+    summary = write_corpus(tmp_path, table, shards=2)
+    corpus = pd.read_parquet(tmp_path / "corpus")
+    assert corpus.decile_tau.isna().all() and "tau" not in summary["cuts"] and summary["unranked_rows"] == {"tau": 200}
+    assert corpus.decile_pp.astype(int).value_counts().to_dict() == dict.fromkeys(range(10), 20)
 
 
 def test_write_corpus_stats_is_table_2_of_its_sample(tmp_path):
