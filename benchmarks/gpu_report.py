@@ -53,7 +53,7 @@ def model_section(facts: dict, results: dict) -> list[str]:
                   "one sentence for every source):", "",
                   markdown_table(["updates", "distinct", "copies", "loops", "BLEU", "chrF"],
                                  [[e["updates"], e["distinct"], e["copies"], e["loops"], e["bleu"], e["chrf"]] for e in watch])]
-        lines += [f"- {e['source']} → {e['translation']}" for e in training.get("watch_examples", [])]
+        lines += ["", *(f"- {e['source']} → {e['translation']}" for e in training.get("watch_examples", []))]
     return [*lines, ""]
 
 
