@@ -155,7 +155,7 @@ def content_identity(value: str, read: list[str] | None = None) -> str:
 
     named: set[tuple[str, str, str | None, str]] = set()
     for pattern, partner in items:  # a partner may be a glob too (--translations: one file per system)
-        given, pattern = named_file(pattern) if "=" in pattern else ("", pattern)  # a training source's share
+        given, pattern = named_file(pattern)  # a training source's share
         given_partner, partner = named_file(partner) if partner else ("", partner)  # a translation file's system
         for path in named_by(pattern):
             named.update((given, os.path.realpath(path), os.path.realpath(other) if other else None, given_partner)

@@ -88,13 +88,18 @@ def accepted_figures(spec: str) -> set[str]:
     return names
 
 
+def out_of_bounds(figures: dict[str, float]) -> list[Bound]:
+    """The bounds of BOUNDS that ``figures`` (a sample's, translation_figures) fall outside of."""
+    return [bound for bound in BOUNDS if bound.name in figures and not bound.low <= figures[bound.name] <= bound.high]
+
+
 def broken_translator(figures_by_system: dict[str, dict[str, float]], accepted: set[str]) -> tuple[str, str] | None:
     """The first figure out of its bounds and not accepted: (its name, what is wrong, said of the
     system); None when every figure is in bounds or accepted."""
     for system, figures in figures_by_system.items():
-        for bound in BOUNDS:
-            value = figures.get(bound.name)
-            if value is not None and bound.name not in accepted and not bound.low <= value <= bound.high:
+        for bound in out_of_bounds(figures):
+            if bound.name not in accepted:
+                value = figures[bound.name]
                 limit = f"at least {bound.low:g}" if value < bound.low else f"at most {bound.high:g}"
                 return bound.name, f"the translations of {system} look broken: {bound.what} is {value:g} (a translator that translates gives {limit})"
     return None

@@ -18,7 +18,8 @@ import json
 import logging
 from pathlib import Path
 
-from corpus.translation_check import BOUNDS, translation_figures
+from corpus import translation_check
+from corpus.translation_check import translation_figures
 from models.nmt.evaluate import corpus_scores
 
 WATCH_SENTENCES = 100
@@ -77,10 +78,9 @@ def record(updates: int, epoch: int, sources: list[str], references: list[str], 
             "examples": [{"source": s, "translation": t} for s, t in zip(sources[:SHOWN], translations[:SHOWN], strict=True)]}
 
 
-def out_of_bounds(figures: dict) -> list[str]:
-    """The translation check's figures of a record outside their working range."""
-    return [f"{bound.name} {figures[bound.name]}" for bound in BOUNDS
-            if bound.name in figures and not bound.low <= figures[bound.name] <= bound.high]
+def out_of_bounds(entry: dict) -> list[str]:
+    """The translation check's figures of a record outside their working range, as ``name value``."""
+    return [f"{bound.name} {entry[bound.name]}" for bound in translation_check.out_of_bounds(entry)]
 
 
 def message(entry: dict) -> str:

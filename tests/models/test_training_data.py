@@ -205,6 +205,6 @@ def test_several_sources_with_shares_are_read_in_batches_the_same_at_every_pass(
                                {"source": str(tmp_path / "ref.tsv"), "share": 0.5, "pairs": len(first) - 20}]
     groups = text_groups(pairs).tolist()
     shared = [20 + n for n, sentence in enumerate(first[20:]) if sentence in ("s0", "s1", "s2")]  # r0..r2 on both sides
-    assert all(groups[row] == groups[int(first[row][1:])] for row in shared)
+    assert shared and all(groups[row] == groups[int(first[row][1:])] for row in shared)
     with pytest.raises(InputError, match="a share is in"):
         TrainingPairs.from_path(f"1.5={tmp_path / 'ref.tsv'}")
