@@ -10,7 +10,6 @@ import socket
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import luigi
@@ -22,6 +21,7 @@ from test_backtranslate_flow import czeng_file, given
 import workflows
 from benchmarks.common import local_luigid, luigid_answers
 from workflows import BuildParaNMT, IngestBitext
+from workflows.base import exclusive_lock
 from workflows.central_scheduler import WorkDirectoryTask, work_directory_digest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -78,14 +78,30 @@ def assert_complete(workdir: Path) -> None:
         assert len(outputs) == 1 and (workdir / stage / "latest" / "_SUCCESS").exists(), (stage, outputs)
 
 
-def test_a_second_build_on_one_work_directory_waits_for_the_first_and_both_exit_0(luigid, build_options, tmp_path):
-    first = start_build(luigid["port"], tmp_path / "work", build_options)
-    time.sleep(5)  # the first is building when the second asks for the same tasks
-    second = start_build(luigid["port"], tmp_path / "work", build_options)
-    outputs = finished(first, second)
-    assert_complete(tmp_path / "work")
+def read_until(build: subprocess.Popen, text: str) -> str:
+    """What ``build`` printed up to and including the first line holding ``text``."""
+    printed = ""
+    for line in build.stdout:
+        printed += line
+        if text in line:
+            return printed
+    raise AssertionError(f"{text!r} never printed: {printed}")
+
+
+def test_a_second_build_on_one_work_directory_waits_for_the_first_and_both_exit_0(luigid, build_options, luigi_workdir):
+    """The test holds the ingest output's lock, so the first build is running IngestBitext (waiting
+    for the lock) when the second asks the scheduler for the same tasks, however fast the machine."""
+    workdir = luigi_workdir
+    ingest = IngestBitext(inputs=build_options[1]).output_dir
+    (workdir / ".locks").mkdir(parents=True)
+    with exclusive_lock(workdir / ".locks" / f"ingest-{ingest.name}", "the test holds the lock first"):
+        first = start_build(luigid["port"], workdir, build_options)
+        printed_first = read_until(first, f"another run is building {ingest}; waiting for it")
+        second = start_build(luigid["port"], workdir, build_options)
+        printed_second = read_until(second, "waiting for IngestBitext, which another run is running")
+    outputs = [printed + output for printed, output in zip((printed_first, printed_second), finished(first, second), strict=True)]
+    assert_complete(workdir)
     assert built_stages(outputs[0] + outputs[1]) == sorted(STAGES)  # each stage built once, by one of them
-    assert "which another run is running" in outputs[0] + outputs[1]
     assert result(outputs[0]) == result(outputs[1])
 
 
