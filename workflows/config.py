@@ -40,6 +40,34 @@ class AbsolutePath(luigi.Parameter):
         return os.path.abspath(x) if x else x
 
 
+class SetOnceForTheCorpus:
+    """A parameter that says which corpus a command builds or reads (its inputs, their language,
+    the translator, given pairs or translations, the PP model): every task that needs the corpus
+    declares it, and a config file sets it once, under ``[BuildParaNMT]``, for all of them. The
+    command line and the task's own section still come first. Luigi reads a task's own section
+    only: ``[BuildParaNMT] inputs`` left DecileSweep and TrainOnFiltered on the demo corpus."""
+
+    SECTION = "BuildParaNMT"
+
+    def _value_iterator(self, task_name, param_name):
+        *given, default = super()._value_iterator(task_name, param_name)
+        yield from given
+        yield (self._get_value_from_config(self.SECTION, param_name), None)
+        yield default
+
+
+class CorpusParameter(SetOnceForTheCorpus, luigi.Parameter):
+    """A string that names the corpus (SetOnceForTheCorpus)."""
+
+
+class CorpusPath(SetOnceForTheCorpus, AbsolutePath):
+    """A path that names the corpus (SetOnceForTheCorpus)."""
+
+
+class CorpusDict(SetOnceForTheCorpus, luigi.DictParameter):
+    """A dictionary that names the corpus (SetOnceForTheCorpus): the translator's training settings."""
+
+
 class SourcesParameter(AbsolutePath):
     """Comma-separated paths, each optionally written ``NAME=path`` (corpus.readers.named_file:
     a share of a training source, ``0.5=pairs.tsv``), each path made absolute as AbsolutePath's."""

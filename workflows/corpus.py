@@ -42,7 +42,8 @@ from workflows.backtranslate import BackTranslate
 from workflows.base import StageTask, in_workdir, read_manifest
 from workflows.config import (
     NONE,
-    AbsolutePath,
+    CorpusParameter,
+    CorpusPath,
     OptionalPath,
     config_from,
     count_parameter,
@@ -89,12 +90,12 @@ class ReadsPairs(TranslatorChoice):
     """Parameters and helpers of every task that reads the ``pairs`` dataset."""
 
     engine = luigi.Parameter(default="", description="Translation engine for BackTranslate; empty: its configured one.")
-    pairs = luigi.Parameter(
+    pairs = CorpusParameter(
         default="",
         description="Pairs to score instead of back-translating --inputs: a `pairs` dataset directory, or "
         "comma-separated ParaNMT release files/globs (imported first). Empty: BackTranslate.",
     )
-    translations = luigi.Parameter(default="", description=TRANSLATIONS_HELP)
+    translations = CorpusParameter(default="", description=TRANSLATIONS_HELP)
 
     def pairs_params(self) -> dict:
         return {**self.input_params(), "translator": self.translator, "nmt": self.nmt, "engine": self.engine, "pairs": self.pairs,
@@ -221,8 +222,8 @@ class ScorePairs(ReadsPairs, StageTask):
 
     stage = "score"
 
-    pp_vectors = AbsolutePath(default="", description="PP model as a word2vec/GloVe text vectors file.")
-    pp_encoder = AbsolutePath(default="", description="PP model as a trained Word Avg encoder over Moses words (a TrainEncoder --tokens words output directory).")
+    pp_vectors = CorpusPath(default="", description="PP model as a word2vec/GloVe text vectors file.")
+    pp_encoder = CorpusPath(default="", description="PP model as a trained Word Avg encoder over Moses words (a TrainEncoder --tokens words output directory).")
     batch_rows = count_parameter(default=BATCH_ROWS, significant=False, description="Pairs per vectorized batch.")
 
     @functools.cached_property

@@ -17,6 +17,7 @@ from pipelines import io
 from pipelines.ingest import ingest
 from pipelines.rawshards import DEFAULT_SHARD_ROWS, ShardPlan, plan_shards
 from workflows.base import StageTask, log
+from workflows.config import CorpusParameter
 
 # Share of an input's lines that, rejected, earns a warning on the console.
 REJECTED_SHARE_WARNING = 0.05
@@ -101,13 +102,13 @@ class IngestBitext(ReadsRawFiles):
 
     stage = "ingest"
 
-    inputs = luigi.Parameter(
+    inputs = CorpusParameter(
         default="",
         description="Comma-separated inputs: CzEng files or globs (gzip or plain), x.cs files "
         "(x.en beside them; x.de … for --source-language de), or foreign_file::english_file pairs; @FILE: the items FILE lists, one a line. "
         "Empty: the embedded demo corpus.",
     )
-    source_language = luigi.Parameter(
+    source_language = CorpusParameter(
         default=languages.DEFAULT,
         description="The foreign side's language (ISO 639: cs, de, deu …), or several, comma-separated, for "
         "multi-parallel inputs (x.de, x.fr beside one x.en): a file's suffix names its language, others are in the first.",

@@ -35,7 +35,15 @@ from models.nmt.devices import resolve_device
 from models.nmt.model import MODEL_FILE, NmtModel
 from models.nmt.translate import ENGINES, DecodeOptions, load_translator
 from workflows.base import StageTask
-from workflows.config import AbsolutePath, OptionalPath, config_from, paranmt, with_settings
+from workflows.config import (
+    AbsolutePath,
+    CorpusDict,
+    CorpusPath,
+    OptionalPath,
+    config_from,
+    paranmt,
+    with_settings,
+)
 from workflows.ingest import IngestBitext, ReadsBitext
 
 log = logging.getLogger("luigi-interface")
@@ -71,8 +79,8 @@ class TranslatorChoice(ReadsBitext):
     """The parameters that choose the model of a translating stage: a published translator's
     folder (``--translator``), or the project's own model (``nmt``: TrainTranslator's parameters)."""
 
-    translator = AbsolutePath(default="", description="A translator's folder: a Hugging Face Marian (OPUS-MT), M2M-100 or NLLB-200 model, a CTranslate2 model with its tokenizer, or a fairseq model folder (checkpoint, dictionaries, sentencepiece). Empty: the project's own cs→en model.")
-    nmt = luigi.DictParameter(default={}, description="TrainTranslator parameters (e.g. a given checkpoint, a preset).")
+    translator = CorpusPath(default="", description="A translator's folder: a Hugging Face Marian (OPUS-MT), M2M-100 or NLLB-200 model, a CTranslate2 model with its tokenizer, or a fairseq model folder (checkpoint, dictionaries, sentencepiece). Empty: the project's own cs→en model.")
+    nmt = CorpusDict(default={}, description="TrainTranslator parameters (e.g. a given checkpoint, a preset).")
 
     def model_task(self, engine: str) -> StageTask:
         """The stage whose ``nmt.json`` ``engine`` loads: an imported published model, the converted
@@ -310,7 +318,7 @@ class ImportTranslator(WritesNmtModel):
 
     stage = "nmt-import"
 
-    translator = AbsolutePath(description="The translator's folder: a Hugging Face model (Marian, M2M-100, NLLB-200) or a CTranslate2 model with its tokenizer's files.")
+    translator = CorpusPath(description="The translator's folder: a Hugging Face model (Marian, M2M-100, NLLB-200) or a CTranslate2 model with its tokenizer's files.")
     source_language = IngestBitext.source_language
     quantization = ConvertTranslator.quantization
 

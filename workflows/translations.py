@@ -8,8 +8,6 @@ from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 
-import luigi
-
 import schemas
 from corpus.inputs import TranslationFile, resolve_translations
 from corpus.outputs import digest_of
@@ -26,6 +24,7 @@ from pipelines.translations import (
     work_elements,
 )
 from workflows.backtranslate import RunsTranslator
+from workflows.config import CorpusParameter
 from workflows.ingest import LINES_PER_WORKER, IngestBitext, checked_rejects
 
 # Scored translations per DirectRunner worker process: forced decoding is one pass of the model
@@ -55,7 +54,7 @@ class ImportTranslations(RunsTranslator):
         tokenizing, ingest.LINES_PER_WORKER) unscored; scored, SCORED_ROWS_PER_WORKER."""
         return SCORED_ROWS_PER_WORKER if self.translator else LINES_PER_WORKER
 
-    translations = luigi.Parameter(description=TRANSLATIONS_HELP)
+    translations = CorpusParameter(description=TRANSLATIONS_HELP)
 
     def requires(self):
         upstream = {"bitext": IngestBitext(**self.input_params())}
