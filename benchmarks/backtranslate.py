@@ -188,7 +188,7 @@ def run_stage(model: Path, texts, device, options, shards: int, compute_type: st
         for suffix in ("cs", "en"):
             Path(tmp, f"bench.{suffix}").write_text("".join(f"{text}\n" for text in texts), encoding="utf-8")
         command = [sys.executable, "-m", "luigi", "--module", "workflows", "BackTranslate", "--local-scheduler",
-                   "--inputs", f"{tmp}/bench.cs::{tmp}/bench.en", "--source-language", "cs", "--translator", str(model),
+                   "--inputs", f"{tmp}/bench.cs::{tmp}/bench.en", "--source-language", "cs", "--translator", str(model.resolve()),  # the command runs in tmp
                    "--device", device, "--compute-type", compute_type, "--beam-size", str(options.beam_size), "--batch-tokens", str(options.batch_tokens),
                    "--BackTranslate-accept-translations", ",".join(NAMES), "--paranmt-workdir", f"{tmp}/work",
                    *(["--IngestBitext-num-shards", str(shards)] if shards else [])]

@@ -71,7 +71,10 @@ def measure_in_subprocess(module: str, *args: str, env: dict[str, str] | None = 
 
     A fresh process per measurement keeps peak memory honest: each reports ``peak_rss_mib()``.
     """
-    done = subprocess.run([sys.executable, "-m", module, *args], check=True, capture_output=True, text=True, env={**os.environ, **(env or {})})
+    done = subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True, env={**os.environ, **(env or {})})
+    if done.returncode:  # what the measurement said, not a traceback of this process's
+        said = (done.stderr.strip() or done.stdout.strip() or "nothing").splitlines()[-1]
+        raise SystemExit(f"python -m {module} {' '.join(args[:2])} failed (exit {done.returncode}): {said}")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 

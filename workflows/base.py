@@ -421,15 +421,22 @@ class StageTask(WorkDirectoryTask):
         """Local input files whose identity is part of the fingerprint."""
         return []
 
-    def fingerprint(self) -> str:
-        payload = {
-            "code": CODE_VERSION,
-            "family": self.task_family,
-            "params": self.identifying_parameters(),
-            "inputs": [file_fingerprint(path) for path in self.input_files()],
-            "upstream": sorted(task.fingerprint() for task in flatten(self.requires()) if isinstance(task, StageTask)),
-        }
-        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:12]
+    def fingerprint(self, known: dict[StageTask, str] | None = None) -> str:
+        """This stage's identity: its code, parameters, input files' contents and the fingerprints
+        of the stages it reads. ``known``: the fingerprints made so far in this call, so each stage
+        of the graph is fingerprinted once (the stages share upstream stages: without it a corpus
+        stage was fingerprinted once per path to it, and DecileSweep's page took minutes)."""
+        known = {} if known is None else known
+        if self not in known:
+            payload = {
+                "code": CODE_VERSION,
+                "family": self.task_family,
+                "params": self.identifying_parameters(),
+                "inputs": [file_fingerprint(path) for path in self.input_files()],
+                "upstream": sorted(task.fingerprint(known) for task in flatten(self.requires()) if isinstance(task, StageTask)),
+            }
+            known[self] = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:12]
+        return known[self]
 
     def identifying_parameters(self) -> dict[str, str]:
         """The significant parameters, those naming files as the contents they name (their names

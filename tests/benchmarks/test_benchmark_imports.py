@@ -27,3 +27,12 @@ def test_every_name_a_benchmark_imports_exists(path):
             except ModuleNotFoundError:
                 missing.append(f"{path.name}:{line}: {module}.{name}")
     assert not missing
+
+
+def test_a_measurement_that_fails_says_its_last_line_not_a_traceback_of_the_benchmark():
+    """A stage row given a relative model folder failed in its temporary folder, and the benchmark
+    printed only CalledProcessError with the child's output swallowed."""
+    from benchmarks.common import measure_in_subprocess
+
+    with pytest.raises(SystemExit, match=r"^python -m json.tool /no/such/file failed \(exit 2\): .*No such file"):
+        measure_in_subprocess("json.tool", "/no/such/file")
