@@ -272,7 +272,7 @@ def model_rows(model: Path, results: dict[str, dict]) -> list[list]:
     rows = []
     for mode, r in results.items():
         rate = r["sentences"] / r["seconds"]
-        speedup = rate / (base["sentences"] / base["seconds"]) if base else float("nan")
+        speedup = f"{rate / (base['sentences'] / base['seconds']):.2f}" if base else ""  # blank: generate not among --modes
         engine = results.get(ENGINE_OF.get(mode, ""))
         of_engine = f"{rate / (engine['sentences'] / engine['seconds']):.2f}" if engine else ""
         rows.append([label, MODES[mode], r["sentences"], r["seconds"], rate, r["tokens"] / r["seconds"], speedup, of_engine,
