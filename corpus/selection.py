@@ -35,6 +35,8 @@ PARTITION = "decile_pp"
 
 # Every decile, spelled: Luigi takes an empty --decile on the command line for "not given" (8,9).
 ALL_DECILES = "all"
+# --scorer / --decile chosen on evidence from the corpus (TrainOnFiltered's ChooseDeciles).
+AUTO = "auto"
 
 
 def parse_deciles(text: str) -> tuple[int, ...]:
@@ -55,8 +57,10 @@ class Rules:
     """A selection's rules: the deciles of one scorer, the length rule, optionally English on
     both sides, diversity limits and the authors' release filters."""
 
-    scorer: str = setting("pp", "Score whose deciles select (see schemas/COLUMNS.md: pp, trigram, trans, unigram, tau).", choices=tuple(SCORERS))
-    decile: str = setting("8,9", f"Comma-separated deciles (0 lowest … 9 highest; {ALL_DECILES}: every decile); the paper's training set: 8,9 of pp.")
+    scorer: str = setting("pp", f"Score whose deciles select (see schemas/COLUMNS.md: pp, trigram, trans, unigram, tau); {AUTO}: the one whose "
+                          "deciles train the best encoder on the development sets (TrainOnFiltered).", choices=(*SCORERS, AUTO))
+    decile: str = setting("8,9", f"Comma-separated deciles (0 lowest … 9 highest; {ALL_DECILES}: every decile; {AUTO}: the best --range-width "
+                          "consecutive deciles on the development sets, TrainOnFiltered); the paper's training set: 8,9 of pp.")
     max_tokens: int = setting(30, "Both sides at most this many tokens (0: no length rule).", minimum=0)
     release_filter: bool = setting(False, "The authors' release filters: 0.4 ≤ pp ≤ 1.0, trigram overlap ≤ 0.7, mean length 5–40, both sides English, exact duplicates removed.")
     english_only: bool = setting(False, "Both sides English (langid P(en) ≥ --min-p-en) without the other release filters.")
@@ -65,6 +69,9 @@ class Rules:
     max_kendall_tau: float = setting(1.0, "Word-order diversity: Kendall tau of the shared words at most this (1: no rule; a pair of fewer than two shared words has no tau and is left out by a rule).")
 
     def __post_init__(self):
+        if AUTO in (self.scorer, self.decile):
+            raise InputError(f"--scorer {AUTO} and --decile {AUTO} are chosen by TrainOnFiltered (a sweep of the corpus's deciles); "
+                             "SelectTrainingSet takes a scorer and deciles")
         if self.scorer not in SCORERS:
             raise InputError(f"--scorer must be one of {sorted(SCORERS)}, got {self.scorer!r}")
         parse_deciles(self.decile)
@@ -134,6 +141,20 @@ class Rules:
         parts += [f"unigram F1 ≤ {self.max_unigram_f1}"] if self.max_unigram_f1 < 1.0 else []
         parts += [f"Kendall tau ≤ {self.max_kendall_tau}"] if self.max_kendall_tau < 1.0 else []
         return ", ".join(parts)
+
+
+def passing_per_decile(tables: Iterable[pa.Table], rules: Iterable[Rules]) -> dict[str, np.ndarray]:
+    """How many rows of each decile pass each of ``rules`` (one per scorer, every decile), counted
+    a table at a time (a corpus is never held whole); a row the scorer leaves unranked counts in
+    none."""
+    rules = list(rules)
+    counts = {rule.scorer: np.zeros(10, dtype=np.int64) for rule in rules}
+    for table in tables:
+        for rule in rules:
+            column = table.column(rule.decile_column)
+            keep = rule(table) & ~column.is_null().to_numpy(zero_copy_only=False)
+            counts[rule.scorer] += np.bincount(column.fill_null(0).to_numpy()[keep], minlength=10)[:10]
+    return counts
 
 
 @dataclass(frozen=True)

@@ -252,6 +252,33 @@ def best_range(dev: Mapping[int, float], width: int) -> tuple[tuple[int, ...], f
     return best
 
 
+DEV_SETS = (DEV, "STS-B dev")  # the development sets a choice may look at; never a test set
+
+
+def choose_deciles(cells: Mapping[str, Mapping[int, Mapping]], width: int, given: tuple[int, ...] = ()) -> dict:
+    """The scorer and deciles whose cells score best on the development sets (the mean of those
+    every cell has, of ``DEV_SETS``): the best ``width`` consecutive deciles of any scorer, or, with
+    ``given`` deciles, the scorer best over those. ``cells`` as :func:`decile_sweep_report` takes.
+    Raises ValueError naming what is missing when no development set scored every cell."""
+    dev_sets = [name for name in DEV_SETS if all(not math.isnan(_get(c.get("sts", {}), name)) for row in cells.values() for c in row.values())]
+    if not dev_sets or not cells:
+        raise ValueError(f"no development set ({' or '.join(DEV_SETS)}) scored every cell")
+    dev = {s: {d: sum(_get(c["sts"], name) for name in dev_sets) / len(dev_sets) for d, c in row.items()} for s, row in cells.items()}
+    candidates = []
+    for scorer, by_decile in dev.items():
+        if given:
+            if all(d in by_decile for d in given):
+                candidates.append((scorer, tuple(given), sum(by_decile[d] for d in given) / len(given)))
+        elif found := best_range(by_decile, min(width, len(by_decile))):
+            candidates.append((scorer, *found))
+    if not candidates:
+        raise ValueError(f"no scorer has cells for deciles {list(given)}")
+    ranked = sorted(candidates, key=lambda c: c[2], reverse=True)
+    scorer, deciles, score = ranked[0]
+    return {"scorer": scorer, "deciles": list(deciles), "dev": score, "dev_sets": dev_sets,
+            "candidates": [{"scorer": s, "deciles": list(d), "dev": v} for s, d, v in ranked]}
+
+
 def decile_sweep_report(cells: Mapping[str, Mapping[int, Mapping]], width: int = 2, links: dict[str, str] | None = None) -> Report:
     """``cells[scorer][decile] = {"pairs": n, "sts": sts_summary(...)}`` → Table 4 and plots.
 

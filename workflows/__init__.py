@@ -10,18 +10,19 @@ from workflows.corpus import (
     ScorePairs,
     SelectTopHalf,
     SelectTrainingSet,
-    TrainOnFiltered,
     TrainPPModel,
 )
 from workflows.defaults import apply_package_defaults
 from workflows.encoders import EvaluateSTS, TrainEncoder
 from workflows.experiments import (
+    ChooseDeciles,
     DataSourceComparison,
     DecileSweep,
     EvaluateBaselines,
     EvaluateBaselinesOnTrainData,
     MegabatchAblation,
     ModelTable,
+    TrainOnFiltered,
     TransferBaselinesOnTrainData,
 )
 from workflows.ingest import IngestBitext
@@ -42,6 +43,7 @@ __all__ = [
     "AssignDeciles",
     "BackTranslate",
     "BuildParaNMT",
+    "ChooseDeciles",
     "ConvertTranslator",
     "CorpusStats",
     "DataSourceComparison",

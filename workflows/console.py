@@ -98,9 +98,11 @@ CmdlineParser._build_parser = staticmethod(_with_defaults(CmdlineParser._build_p
 
 # -- the result, printed at the end of the command --------------------------------------------
 
-def _root_task_family() -> str | None:
+def _is_the_commands_task(task: luigi.Task) -> bool:
+    """Whether ``task`` is the one the command line names (not another task of its family: a
+    DecileSweep cell, or the task TrainOnFiltered --decile auto chose, is a TrainOnFiltered too)."""
     parser = CmdlineParser.get_instance()
-    return parser.known_args.root_task if parser else None
+    return bool(parser) and task.get_task_family() == parser.known_args.root_task and task.task_id == parser.get_task_obj().task_id
 
 
 @luigi.Task.event_handler(luigi.Event.SUCCESS)
@@ -110,7 +112,7 @@ def _print_result(task: luigi.Task) -> None:
     text of its ``result_summary()``, for the tasks a user runs to get a result (each task says
     its own, so this module knows no task)."""
     summarize = getattr(task, "result_summary", None)
-    if task.get_task_family() == _root_task_family() and summarize and (text := summarize()):
+    if summarize and _is_the_commands_task(task) and (text := summarize()):
         print(f"\n{text}", flush=True)
 
 

@@ -49,7 +49,7 @@ from workflows.config import (
     count_parameter,
     with_settings,
 )
-from workflows.encoders import EvaluateSTS, TrainEncoder
+from workflows.encoders import TrainEncoder
 from workflows.ingest import ReadsRawFiles
 from workflows.nmt import TranslatorChoice, without_empty
 from workflows.translations import TRANSLATIONS_HELP, ImportTranslations
@@ -384,16 +384,6 @@ class OnSelection:
 @inherits(SelectTrainingSet)
 class TrainFilteredEncoder(OnSelection, TrainEncoder):
     """TrainEncoder on a SelectTrainingSet selection."""
-
-
-@inherits(TrainFilteredEncoder)
-class TrainOnFiltered(EvaluateSTS):
-    """Select, train and evaluate in one command: ``TrainOnFiltered --decile 9 --scorer pp
-    --model lstm_avg --n-pairs 1000000`` (every SelectTrainingSet and TrainEncoder option applies);
-    the STS report is report.md / report.json in its output directory."""
-
-    def requires(self):
-        return self.clone(TrainFilteredEncoder)
 
 
 @inherits(AssignDeciles)

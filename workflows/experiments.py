@@ -38,17 +38,16 @@ from luigi.util import inherits
 from corpus import languages
 from corpus.errors import InputError
 from corpus.outputs import read_json
-from corpus.selection import ALL_DECILES, parse_deciles
+from corpus.selection import ALL_DECILES, AUTO, Rules, parse_deciles, passing_per_decile
 from models.configs import MODEL_NAMES
 from workflows.base import CODE_VERSION, MANIFEST, StageTask, in_workdir, read_manifest, stage_tree
-from workflows.config import NONE, AbsolutePath, OptionalPath, count_parameter
+from workflows.config import NONE, AbsolutePath, OptionalPath, config_from, count_parameter
 from workflows.corpus import (
     AssignDeciles,
     CorpusStats,
     OnSelection,
     SelectTrainingSet,
     TrainFilteredEncoder,
-    TrainOnFiltered,
 )
 from workflows.encoders import EvaluateSTS, TrainEncoder, load_on_device, sts_files, sts_root
 from workflows.ingest import demo_corpus
@@ -198,6 +197,45 @@ class Experiment(StageTask):
         return {"report_files": files, "summary": report.summary, "demo_data": report.provenance.demo}
 
 
+@inherits(TrainFilteredEncoder)
+class TrainOnFiltered(EvaluateSTS):
+    """Select, train and evaluate in one command: ``TrainOnFiltered --decile 9 --scorer pp
+    --model lstm_avg --n-pairs 1000000`` (every SelectTrainingSet and TrainEncoder option applies);
+    the STS report is report.md / report.json in its output directory. With ``--decile auto``
+    and/or ``--scorer auto``, ChooseDeciles first chooses them on the corpus's own evidence, and
+    this task is then the one with its choice (its output, its report, its result)."""
+
+    def chooses(self) -> bool:
+        return AUTO in (self.scorer, self.decile)
+
+    def requires(self):
+        return self.clone(ChooseDeciles) if self.chooses() else self.clone(TrainFilteredEncoder)
+
+    def chosen(self) -> TrainOnFiltered:
+        """This task with ChooseDeciles' choice for its scorer and deciles (the choice is made)."""
+        choice = read_manifest(self.requires().output_dir)["choice"]
+        return self.clone(TrainOnFiltered, scorer=choice["scorer"], decile=",".join(map(str, choice["deciles"])))
+
+    def complete(self) -> bool:
+        if not self.chooses():
+            return super().complete()
+        return self.requires().complete() and self.chosen().complete()
+
+    def run(self):
+        """Luigi runs what a generator run yields first (a dynamic dependency): the choice is
+        known only once ChooseDeciles has run."""
+        return self._train_on_the_choice() if self.chooses() else super().run()
+
+    def _train_on_the_choice(self):
+        yield self.chosen()
+
+    def result_summary(self) -> str:
+        if not self.chooses():
+            return super().result_summary()
+        chooser = self.requires()
+        return f"{read_manifest(chooser.output_dir)['summary']} Evidence: {chooser.output_dir / 'index.html'}\n{self.chosen().result_summary()}"
+
+
 @inherits(TrainOnFiltered)
 class DecileSweep(Experiment):
     """Table 4: for each scorer and decile, LSTM Avg trained one epoch on N pairs of that decile
@@ -224,6 +262,92 @@ class DecileSweep(Experiment):
         from reports.experiments import decile_sweep_report
 
         return decile_sweep_report(self.results(int), self.range_width, self.links())
+
+
+@inherits(TrainOnFiltered)
+class ChooseDeciles(Experiment):
+    """``TrainOnFiltered --decile auto`` (and ``--scorer auto``): the deciles, and the scorer,
+    chosen on evidence from the user's own corpus. DecileSweep's cells (the same tasks: a sweep
+    already run with the same cells is reused, a stopped one resumes at its missing cells) on an
+    equal sample of every decile of each scorer swept (``--scorer``, or with ``auto`` every scorer
+    the corpus ranks), then the best ``--range-width`` consecutive deciles (or, with ``--decile``
+    given, the scorer best over them) on the development sets only: the mean of STS 2017 and
+    STS-B dev where both scored every cell, never a test set. Its page shows the evidence
+    (Table 4 and its plots) and the choice; its manifest's ``choice`` holds it."""
+
+    stage = "experiments/choose-deciles"
+    range_width = DecileSweep.range_width
+    sweep_model = luigi.ChoiceParameter(choices=sorted(MODEL_NAMES), default="word_avg", description=f"Encoder of every sweep cell (--decile/--scorer {AUTO}), trained one epoch.")
+    sweep_pairs = count_parameter(default=10_000, description=f"Pairs per sweep cell (--decile/--scorer {AUTO}): the sweep's cost (a word_avg cell of 10,000 pairs trains and is evaluated in "
+                                  "about 15 s on 2 CPU cores); fewer when a decile has fewer pairs that pass the rules, every cell the same.")
+    sweep_min_pairs = count_parameter(default=1_000, description=f"Pairs every decile must have for a sweep (--decile/--scorer {AUTO}): fewer is noise, and the run stops saying so.")
+
+    def requires(self):
+        self.check_sts()
+        return self.clone(AssignDeciles)
+
+    def swept_scorers(self) -> list[str]:
+        """``--scorer``, or with ``auto`` every scorer the corpus ranks."""
+        if self.scorer != AUTO:
+            return [self.scorer]
+        summary = read_json(self.requires().output_dir / "summary.json")
+        return [name for name in summary["scorers"] if name not in summary.get("not_ranked", {})]
+
+    def swept_deciles(self) -> list[int]:
+        return list(range(10)) if self.decile == AUTO else list(parse_deciles(self.decile) or range(10))
+
+    def cell_pairs(self) -> int:
+        """--sweep-pairs, or the fewest pairs of any swept decile that pass the rules; a decile
+        with fewer than --sweep-min-pairs stops the run, in one line."""
+        if (known := getattr(self, "_cell_pairs", None)) is not None:
+            return known
+        from pipelines.batches import iter_tables
+
+        rules = [config_from(self, Rules, scorer=name, decile=ALL_DECILES) for name in self.swept_scorers()]
+        columns = sorted({column for rule in rules for column in rule.columns})
+        files, _ = self.requires().committed("corpus")
+        counts = passing_per_decile((table for path in files for table in iter_tables(path, columns)), rules)
+        fewest, scorer, decile = min((int(counts[name][d]), name, d) for name in counts for d in self.swept_deciles())
+        if fewest < self.sweep_min_pairs:
+            raise InputError(f"--decile/--scorer {AUTO}: decile {decile} of {scorer} has {fewest} pairs that pass the rules, fewer than a sweep cell "
+                             f"needs (--ChooseDeciles-sweep-min-pairs {self.sweep_min_pairs}); give --scorer and --decile instead (the paper's: --scorer pp --decile 8,9)")
+        self._cell_pairs = min(self.sweep_pairs, fewest)
+        return self._cell_pairs
+
+    def runs(self) -> dict[str, TrainOnFiltered]:
+        return {f"{name}/{d}": self.clone(TrainOnFiltered, scorer=name, decile=str(d), model=self.sweep_model, epochs=1, n_pairs=self.cell_pairs())
+                for name in self.swept_scorers() for d in self.swept_deciles()}
+
+    def run(self):
+        """The cells are known once the corpus is (how many pairs a decile has): Luigi runs what
+        the generator yields first, then the page is written."""
+        return self._sweep_then_choose()
+
+    def _sweep_then_choose(self):
+        yield list(self.runs().values())
+        super().run()
+
+    def report(self):
+        from reports.experiments import Table, choose_deciles, decile_sweep_report
+
+        cells = self.results(int)
+        given = () if self.decile == AUTO else parse_deciles(self.decile)
+        try:
+            choice = choose_deciles(cells, self.range_width, given)
+        except ValueError as error:
+            raise InputError(f"--decile/--scorer {AUTO}: {error}; give --scorer and --decile instead") from None
+        sweep = decile_sweep_report(cells, self.range_width, self.links())
+        deciles = ",".join(map(str, choice["deciles"]))
+        summary = f"Chosen on {' and '.join(choice['dev_sets'])} (mean {choice['dev']:.1f}): --scorer {choice['scorer']} --decile {deciles}."
+        candidates = Table(f"The choice: every candidate by its mean of {' and '.join(choice['dev_sets'])}, Pearson × 100", ["scorer", "deciles", "dev mean"],
+                           [[c["scorer"], ",".join(map(str, c["deciles"])), c["dev"]] for c in choice["candidates"]],
+                           f"Each sweep cell trained {self.sweep_model} one epoch on {self.cell_pairs()} pairs of one decile; the test sets are shown below, never used to choose.")
+        return replace(sweep, title="Deciles chosen on the corpus's own evidence (TrainOnFiltered --decile auto)", summary=summary,
+                       tables=[candidates, *sweep.tables], data={**sweep.data, "choice": choice})
+
+    def build(self, partial_dir: Path) -> dict:
+        summary = super().build(partial_dir)
+        return {**summary, "choice": read_json(partial_dir / "report.json")["data"]["choice"]}
 
 
 class OnTrainData:

@@ -29,9 +29,9 @@ from corpus.errors import InputError
 from corpus.inputs import source_languages
 from workflows.base import StageTask
 from workflows.config import NONE, AbsolutePath, NoneSpelled, config_from, with_settings
-from workflows.corpus import ScorePairs, TrainOnFiltered
+from workflows.corpus import ScorePairs
 from workflows.encoders import TrainEncoder, load_on_device, sts_files, sts_root
-from workflows.experiments import Experiment, OnTrainData, _model_names, _names
+from workflows.experiments import Experiment, OnTrainData, TrainOnFiltered, _model_names, _names
 from workflows.nmt import WMT21
 from workflows.transfer import transfer
 

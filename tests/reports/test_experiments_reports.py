@@ -18,6 +18,7 @@ from reports.experiments import (
     Report,
     Table,
     best_range,
+    choose_deciles,
     data_source_report,
     decile_sweep_report,
     megabatch_report,
@@ -144,3 +145,24 @@ def test_the_plot_under_each_table_is_the_one_the_issue_asks_for():
     comparison = names["model_comparison"]
     assert comparison.x[-1] == "SIF vectors (+WR)" and list(comparison.series) == [TEST_MEAN, DEV, "STS-B dev"]
     assert math.isnan(comparison.series[TEST_MEAN][-1]) and comparison.series[DEV][0] == -5.0
+
+
+def dev_cell(sts_2017: float, sts_b: float | None, test: float = 0.0) -> dict:
+    return {"sts": {"STS 2017 (dev)": sts_2017, "2012–2016 mean": test, **({"STS-B dev": sts_b} if sts_b is not None else {})}}
+
+
+def test_the_choice_is_the_best_window_of_any_scorer_by_the_mean_of_both_dev_sets_and_never_a_test_set():
+    cells = {"pp": {d: dev_cell(70 + d, 60 + d, test=99 if d == 0 else 0) for d in range(10)},
+             "trigram": {d: dev_cell(80 - d, 75 - d) for d in range(10)}}
+    choice = choose_deciles(cells, 2)
+    assert (choice["scorer"], choice["deciles"], choice["dev"], choice["dev_sets"]) == ("trigram", [0, 1], 77.0, ["STS 2017 (dev)", "STS-B dev"])
+    assert [c["scorer"] for c in choice["candidates"]] == ["trigram", "pp"]
+    given = choose_deciles(cells, 2, given=(8, 9))  # --scorer auto with --decile 8,9: the scorer best over them
+    assert (given["scorer"], given["deciles"], given["dev"]) == ("pp", [8, 9], 73.5)
+
+
+def test_a_dev_set_missing_from_a_cell_leaves_it_out_and_none_at_all_is_an_error():
+    cells = {"pp": {0: dev_cell(70, 60), 1: dev_cell(72, None)}}
+    assert choose_deciles(cells, 2)["dev_sets"] == ["STS 2017 (dev)"]
+    with pytest.raises(ValueError, match="no development set"):
+        choose_deciles({"pp": {0: {"sts": {"2012–2016 mean": 60.0}}}}, 1)

@@ -3,6 +3,7 @@ TrainOnFiltered, through the real `luigi` command line. Each event once, no libr
 most one screen, the result at the end; ``--log-level DEBUG`` brings the libraries' messages back."""
 
 import gzip
+import json
 import os
 import shutil
 import signal
@@ -174,3 +175,43 @@ def test_log_level_debug_brings_the_libraries_messages_back(tmp_path):
     assert not [line for line in quiet if "apache_beam" in line]
     verbose = printed_lines(luigi_command(tmp_path, *args, "--IngestBitext-num-shards", "4", "--log-level", "DEBUG"))
     assert [line for line in verbose if "apache_beam" in line] and any("Informed scheduler" in line for line in verbose)
+
+
+def dev_mean(cell: dict) -> float:
+    """A sweep cell's mean of the two development sets (never a test set)."""
+    return (cell["sts"]["STS 2017 (dev)"] + cell["sts"]["STS-B dev"]) / 2
+
+
+def test_decile_auto_sweeps_the_corpus_chooses_on_the_dev_sets_trains_on_the_choice_and_reuses_the_sweep(demo_dir, demo_build, kit_demo):
+    """The choice is the best two consecutive deciles by the cells' own dev scores (recomputed
+    here from the page's data); only the command's own task prints its result (the ten cells are
+    TrainOnFiltered tasks too); DecileSweep with the same cells trains nothing; and run again, the
+    command builds nothing and prints the same result."""
+    command = ["TrainOnFiltered", "--decile", "auto", "--sts-dir", str(demo_dir / "sts"), "--ChooseDeciles-sweep-pairs", "20",
+               "--ChooseDeciles-sweep-min-pairs", "20", *(f"--{name.replace('_', '-')}={value}" for name, value in TINY.items())]
+    lines = printed_lines(luigi_command(demo_dir, *command, python=kit_demo.python))
+    page = Path(next(line for line in lines if line.startswith("Chosen on ")).split("Evidence: ")[1]).parent
+    report = json.loads((page / "report.json").read_text())
+    cells, choice = report["data"]["cells"]["pp"], report["data"]["choice"]
+    assert len(cells) == 10 and {cell["pairs"] for cell in cells.values()} == {20}
+    windows = {(d, d + 1): (dev_mean(cells[str(d)]) + dev_mean(cells[str(d + 1)])) / 2 for d in range(9)}
+    best = max(windows, key=windows.get)
+    assert (choice["scorer"], choice["deciles"], choice["dev_sets"]) == ("pp", list(best), ["STS 2017 (dev)", "STS-B dev"])
+    result = lines[lines.index(next(line for line in lines if line.startswith("Chosen on "))):]
+    assert result[0].startswith(f"Chosen on STS 2017 (dev) and STS-B dev (mean {windows[best]:.1f}): --scorer pp --decile {best[0]},{best[1]}.")
+    assert [line for line in lines if line.startswith("Encoder word_avg: ")] == [result[1]]
+    chosen = json.loads((Path(result[1].split(" ")[2]) / "training.json").read_text())
+    assert chosen["pairs"] > 20  # the chosen deciles' pairs, all of them, not a sweep cell's sample
+    sweep = ["DecileSweep", "--scorers", "pp", "--model", "word_avg", "--epochs", "1", "--n-pairs", "20", "--sts-dir", str(demo_dir / "sts"),
+             *(f"--{name.replace('_', '-')}={value}" for name, value in TINY.items() if name not in ("model", "epochs"))]
+    swept = printed_lines(luigi_command(demo_dir, *sweep, python=kit_demo.python))
+    assert [line.split()[1] for line in swept if " complete: " in line] == ["experiments/decile-sweep"], swept
+    again = printed_lines(luigi_command(demo_dir, *command, python=kit_demo.python))
+    assert not [line for line in again if " complete: " in line] and again[-len(result):] == result
+
+
+def test_decile_auto_on_a_corpus_too_small_to_sweep_is_one_line_naming_the_setting(demo_dir, demo_build, kit_demo):
+    result = luigi_command(demo_dir, "TrainOnFiltered", "--decile", "auto", "--scorer", "auto", "--sts-dir", str(demo_dir / "sts"), python=kit_demo.python)
+    assert result.returncode == 30, result.stdout + result.stderr
+    [error] = [line for line in (result.stdout + result.stderr).splitlines() if "ERROR" in line]
+    assert "pairs that pass the rules, fewer than a sweep cell needs (--ChooseDeciles-sweep-min-pairs 1000); give --scorer and --decile instead" in error

@@ -30,8 +30,8 @@ from workflows.corpus import (
     ImportParaphrases,
     ScorePairs,
     SelectTrainingSet,
-    TrainOnFiltered,
 )
+from workflows.experiments import TrainOnFiltered
 
 WORDS = "the a man woman dog cat plays runs eats guitar piano ball food in park field . ,".split()
 
