@@ -20,6 +20,14 @@ Kendall τ
     ``max_kendall_tau`` rule leaves it out. Taken as 1.0 (as before corpus/7), such pairs and the
     copies were 56.6 % of a real-MT corpus at τ = 1.0: deciles 5–9 were one tie, split by the id
     hash, and selected nothing (docs/2026-12-03-cpu-translator.md).
+
+Kendall z (what ``decile_tau`` ranks)
+    τ = 1 over two shared words and over twelve are one score, and 77 % of the pairs of a corpus
+    back-translated by one model have τ = 1: its deciles 3–9 were still one tie. z is τ's test
+    statistic, τ over its standard deviation when the two orders are unrelated:
+    z = 3τ·√(k(k − 1)) / √(2(2k + 5)); it weighs τ by the k words it compares, so a long pair in
+    the same order (a near copy) ranks above a short one, and ties are left only between pairs
+    of the same τ and k (no decile of that corpus is one score any more).
 """
 
 from __future__ import annotations
@@ -70,6 +78,17 @@ def unigram_f1(batch: TokenBatch, shared: SharedWords | None = None) -> np.ndarr
 
 def kendall_tau(batch: TokenBatch, shared: SharedWords | None = None) -> np.ndarray:
     """float64 Kendall τ of every pair over its shared once-per-side words (NaN below two)."""
+    return kendall(batch, shared)[0]
+
+
+def kendall_z(tau: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """τ's test statistic over ``k`` compared words, 3τ√(k(k − 1))/√(2(2k + 5)) (NaN where τ is)."""
+    k = k.astype(np.float64)
+    return 3 * tau * np.sqrt(k * (k - 1)) / np.sqrt(2 * (2 * k + 5))
+
+
+def kendall(batch: TokenBatch, shared: SharedWords | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Kendall τ of every pair (NaN below two shared words) and k, the words it compares."""
     shared = shared_words(batch) if shared is None else shared
     n = len(batch)
     once = (shared.reference_counts == 1) & (shared.translation_counts == 1)
@@ -86,4 +105,4 @@ def kendall_tau(batch: TokenBatch, shared: SharedWords | None = None) -> np.ndar
     agreement = np.sign(second[first + 1 + step] - second[first])  # +1 concordant, −1 discordant
     score = np.bincount(rows[first], weights=agreement, minlength=n)
     word_pairs = k * (k - 1) / 2
-    return np.divide(score, word_pairs, out=np.full(n, np.nan), where=word_pairs > 0)
+    return np.divide(score, word_pairs, out=np.full(n, np.nan), where=word_pairs > 0), k

@@ -8,7 +8,9 @@ import pyarrow.dataset as ds
 import pytest
 
 import schemas
+from corpus.diversity import kendall_z
 from corpus.ids import id_hash, id_hashes
+from corpus.scoring import trigram_then_f1
 from pipelines import deciles as stage
 from pipelines.io import dataset_files, write_part
 from pipelines.options import pipeline_options
@@ -24,6 +26,8 @@ def scored_table(n, seed=0):
     Kendall taus are null (fewer than two shared words: not ranked) and 10 % are 1.0."""
     rng = np.random.default_rng(seed)
     ids = [f"doc-{i:06d}" for i in range(n)]
+    overlap, f1 = np.where(rng.random(n) < 0.6, 0.0, rng.random(n)), rng.integers(0, 11, n) / 10.0
+    tau, unranked = np.where(rng.random(n) < 0.1, 1.0, rng.uniform(-1, 1, n)), rng.random(n) < 0.3
     return pa.table({
         "id": ids, "source": ["f"] * n, "domain": rng.choice(["news", "subtitlesM"], n).tolist(),
         "czeng_score": rng.random(n), "pivot": ["cs"] * n, "foreign": ["x"] * n,
@@ -31,11 +35,13 @@ def scored_table(n, seed=0):
         "trans_score": -rng.random(n), "trans_n_tokens": np.full(n, 5, np.int32), "truncated": np.zeros(n, bool),
         "reference_tok": ["r"] * n, "translation_tok": ["t"] * n,
         "reference_n_tokens": np.full(n, 2, np.int32), "translation_n_tokens": np.full(n, 2, np.int32),
-        "id_hash": id_hashes(ids), "trigram_overlap": np.where(rng.random(n) < 0.6, 0.0, rng.random(n)),
+        "id_hash": id_hashes(ids), "trigram_overlap": overlap,
         "pp_sim": rng.integers(0, 20, n) / 20.0,
         "reference_p_en": rng.random(n), "translation_p_en": rng.random(n),
-        "unigram_f1": rng.integers(0, 11, n) / 10.0,
-        "kendall_tau": pa.array(np.where(rng.random(n) < 0.1, 1.0, rng.uniform(-1, 1, n)), mask=rng.random(n) < 0.3),
+        "unigram_f1": f1,
+        "kendall_tau": pa.array(tau, mask=unranked),
+        "trigram_then_f1": trigram_then_f1(overlap, f1),
+        "kendall_z": pa.array(kendall_z(tau, rng.integers(2, 6, n)), mask=unranked),
     })
 
 
@@ -83,8 +89,10 @@ def test_deciles_are_equal_sized_ordered_and_shard_independent(tmp_path, table):
         by_bin = one[ranked].groupby(bins)[column]
         assert (by_bin.max().to_numpy()[:-1] <= by_bin.min().to_numpy()[1:]).all()
         np.testing.assert_array_equal(bins, seven[f"decile_{name}"][ranked].astype(int))
-    assert (one["trigram_overlap"][one["decile_trigram"] < 5] == 0).all()
-    assert (one["decile_tau"][one["kendall_tau"] == 1.0] >= 8).all()
+    assert (one["trigram_overlap"][one["decile_trigram"] < 5] == 0).all()  # the overlap's order kept, its ties ordered by F1
+    no_trigram = one[one["trigram_overlap"] == 0]
+    assert (no_trigram.groupby("decile_trigram").unigram_f1.max().to_numpy()[:-1] <= no_trigram.groupby("decile_trigram").unigram_f1.min().to_numpy()[1:]).all()
+    assert (one["decile_tau"][one["kendall_z"] == one["kendall_z"].max()] == 9).all()
     summary = json.loads((root / "summary.json").read_text())
     assert sum(entry["rows"] for entry in summary["pp"].values()) == 3_001
     assert sum(entry["rows"] for entry in summary["tau"].values()) == 3_001 - unranked.sum()
