@@ -49,6 +49,7 @@ import numpy as np
 
 from corpus import languages
 from corpus.errors import InputError
+from corpus.files import write_atomically
 from corpus.outputs import digest_of
 from corpus.readers import (
     InputUnit,
@@ -642,6 +643,31 @@ class TranslationReader:
             taken.append(next(self._lines))
             self._at = number + 1
         return taken
+
+
+def plain_copy(file: TranslationFile, folder: str) -> TranslationFile:
+    """``file`` (gzip) decompressed once into ``folder`` as a plain file that any worker enters at
+    any run, so that the per-line work of one gzip file (decoding, tokenizing: most of the import)
+    is spread over every worker instead of one. Its name, system, foreign file and line index stay
+    the original's (pairs and rejects name it; the index's offsets are the decompressed bytes'):
+    only where its lines are read changes. Written whole or not at all and named by the original's
+    digest, so a resumed run reads the copy it made; the copy costs the file's decompressed size
+    on disk until the stage ends. InputError when the file is damaged now (changed since it was
+    checked)."""
+    copy = os.path.join(folder, f"{digest_of(file.path)[:24]}.txt")
+    if not os.path.exists(copy):
+        os.makedirs(folder, exist_ok=True)
+
+        def decompress(temporary) -> None:
+            failure: list[str] = []
+            with _open_input(file.path) as raw, open(temporary, "wb") as out:
+                for block in _decompressed_blocks(raw, file.path, failure, BLOCK_BYTES)[1]:
+                    out.write(block)
+            if failure:
+                raise InputError(f"translation file {file.path} changed while the run read it: {failure[0]}")
+
+        write_atomically(copy, decompress, clear_stale=True)
+    return replace(file, path=copy, index=replace(file.index, compressed=False))
 
 
 def _gzip_lines_from(path: str, start: int) -> Iterator[bytes]:

@@ -7,7 +7,9 @@ translation file of its foreign file (``system``), its id the bitext id and the 
 translation file (``ImportUnit``), read in line order: a plain file is entered at the run holding
 the shard's first line, so each of its units is an element of its own, for any worker; a gzip
 file cannot be entered in the middle, so all its units are one element, read by one worker that
-decompresses the file once (``corpus.inputs.TranslationReader``). Each unit's pairs and rejects
+decompresses the file once (``corpus.inputs.TranslationReader``). ImportTranslations gives this
+pipeline a plain copy of each gzip file instead (``corpus.inputs.plain_copy``), so that a user's
+one gzip file is read by every worker. Each unit's pairs and rejects
 are written under temporary names, then renamed, as soon as they are made: a unit is written
 whole or not at all, a resumed run writes only the missing ones, and a worker holds one shard and
 one system's pairs, whatever the number of systems or lines.
