@@ -66,6 +66,11 @@ class RunsTranslator(UsesGpu, TranslatorChoice, StageTask):
         device = self.device if resource else resolve_device(self.engine, self.device)
         return TranslatorSpec(model, self.engine, device, self.compute_type, self._threads(device, rows, elements), options or DecodeOptions(), resource)
 
+    def device_in_use(self) -> str | None:
+        """The device the engine resolves here; on a Dask cluster with a translation resource
+        it is chosen on the workers instead (translator_spec): not known here."""
+        return None if on_dask(paranmt().runner) and paranmt().dask_translation_resource else resolve_device(self.engine, "auto")
+
     def _threads(self, device: str, rows: int | None, elements: int) -> int:
         if self.threads or device != "cpu" or paranmt().runner != "DirectRunner":
             return self.threads

@@ -442,8 +442,10 @@ class StageTask(WorkDirectoryTask):
         """The significant parameters, those naming files as the contents they name (their names
         as the data records them, and their bytes' digests: corpus.inputs.content_identity), so
         that the same bytes elsewhere (another spelling, mount, machine or installation) build
-        nothing again."""
+        nothing again; ``--device auto`` as the device it means here (device_in_use)."""
         parameters = self.to_str_params(only_significant=True)
+        if parameters.get("device") == "auto" and (used := self.device_in_use()):
+            parameters["device"] = used
         read = None
         for name, parameter in self.get_params():
             if parameters.get(name) and (name in SPELLED_INPUTS or isinstance(parameter, AbsolutePath)):
@@ -452,6 +454,13 @@ class StageTask(WorkDirectoryTask):
             elif parameters.get(name) and isinstance(parameter, luigi.DictParameter):
                 parameters[name] = json.dumps(paths_as_contents(json.loads(parameters[name])), sort_keys=True)
         return parameters
+
+    def device_in_use(self) -> str | None:
+        """What ``--device auto`` resolves to for this stage where it runs (cpu or cuda), when it
+        is known where the fingerprint is made; None: not known there (or no device). It shapes
+        the output (fp16 training, float16 translation): a CPU's output is not a GPU's, so the
+        two are known apart, as ``--device cpu`` and ``--device cuda`` are."""
+        return None
 
     @property
     def stage_root(self) -> Path:

@@ -65,6 +65,10 @@ class UsesGpu:
             on_gpu = False
         return {"gpu": 1} if on_gpu else {}
 
+    def device_in_use(self) -> str:
+        """What ``--device auto`` means for the engine here (StageTask.device_in_use)."""
+        return resolve_device(self.engine, "auto")
+
 
 def without_empty(**values) -> dict:
     """Keyword arguments the user actually set: empty ones are left to the task's own config."""

@@ -16,7 +16,14 @@ import pytest
 from test_bad_input_cli import assert_one_line_error, run_luigi  # noqa: F401 - shared helpers
 from test_translations_flow import REFERENCE_A, SOURCES, SYSTEM_1, SYSTEM_2
 
-from workflows import ImportTranslations, IngestBitext
+from models.nmt.devices import resolve_device
+from workflows import (
+    BackTranslate,
+    EvaluateTranslator,
+    ImportTranslations,
+    IngestBitext,
+    TrainTranslator,
+)
 
 
 def write(folder, files: dict[str, list[str]]) -> None:
@@ -144,3 +151,21 @@ def test_the_ingest_is_known_by_its_files_names_roles_and_language(luigi_workdir
         for second, (fingerprint_b, rows_b) in built.items():
             assert (fingerprint_a == fingerprint_b) == rows_a.equals(rows_b), (first, second)
     assert built["given"][0] == built["spelled otherwise"][0] == built["folder moved"][0] != built["file renamed"][0]
+
+
+@pytest.mark.parametrize("task", [TrainTranslator, BackTranslate, EvaluateTranslator], ids=lambda task: task.__name__)
+def test_device_auto_is_known_as_the_device_it_means_here(luigi_workdir, task):
+    """--device auto trains with fp16 and translates in float16 on a GPU, not on a CPU: an output
+    made with auto is the output of the device auto chose, the same as naming that device, and
+    never one made on the other."""
+    here = resolve_device(task.engine if isinstance(task.engine, str) else "ctranslate2", "auto")
+    other = "cuda" if here == "cpu" else "cpu"
+    assert task(device="auto").fingerprint() == task(device=here).fingerprint() != task(device=other).fingerprint()
+
+
+def test_on_a_dask_cluster_with_a_translation_resource_auto_is_chosen_on_the_workers(luigi_workdir):
+    config = luigi.configuration.get_config()
+    config.set("paranmt", "runner", "DaskRunner")
+    config.set("paranmt", "dask_translation_resource", "GPU")
+    auto, here = BackTranslate(device="auto"), BackTranslate(device=resolve_device("ctranslate2", "auto"))
+    assert auto.identifying_parameters()["device"] == "auto" and auto.fingerprint() != here.fingerprint()
