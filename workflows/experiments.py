@@ -1,6 +1,7 @@
 """The paper's experiments as Luigi tasks: each is one command that writes a table and a plot.
 
   DecileSweep           Table 4: one model per (scorer, decile), best range chosen on STS 2017 dev
+  ChooseDeciles         TrainOnFiltered --decile auto: DecileSweep's cells, the range chosen on the dev sets
   MegabatchAblation     Tables 5 and 6: Word Avg / BiLSTM Avg × mega-batch size, and the negatives
   ModelTable            Tables 7 and 9: several models on one selection, SIF and averaged vectors
   DataSourceComparison  Tables 2 and 3: corpus statistics and STS of models trained on each source
