@@ -62,14 +62,19 @@ class RunsTranslator(UsesGpu, TranslatorChoice, StageTask):
         run in process) unless --threads says otherwise; on a Dask cluster, on the workers that
         declare [paranmt] dask_translation_resource when it is set, the device then chosen there
         (``auto``: their GPU), not where luigi runs."""
-        resource = paranmt().dask_translation_resource if on_dask(paranmt().runner) else ""
+        resource = self.translation_resource()
         device = self.device if resource else resolve_device(self.engine, self.device)
         return TranslatorSpec(model, self.engine, device, self.compute_type, self._threads(device, rows, elements), options or DecodeOptions(), resource)
 
+    @staticmethod
+    def translation_resource() -> str:
+        """The Dask worker resource the translating units need (empty: any worker, or no Dask)."""
+        return paranmt().dask_translation_resource if on_dask(paranmt().runner) else ""
+
     def device_in_use(self) -> str | None:
-        """The device the engine resolves here; on a Dask cluster with a translation resource
-        it is chosen on the workers instead (translator_spec): not known here."""
-        return None if on_dask(paranmt().runner) and paranmt().dask_translation_resource else resolve_device(self.engine, "auto")
+        """The device the engine resolves here; with a Dask translation resource it is chosen on
+        the workers instead (translator_spec): not known here."""
+        return None if self.translation_resource() else resolve_device(self.engine, "auto")
 
     def _threads(self, device: str, rows: int | None, elements: int) -> int:
         if self.threads or device != "cpu" or paranmt().runner != "DirectRunner":

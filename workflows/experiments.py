@@ -30,6 +30,7 @@ import subprocess
 from collections.abc import Iterable
 from dataclasses import replace
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 
 import luigi
@@ -41,6 +42,7 @@ from corpus.errors import InputError
 from corpus.outputs import read_json
 from corpus.selection import ALL_DECILES, AUTO, Rules, parse_deciles, passing_per_decile
 from models.configs import MODEL_NAMES
+from pipelines.batches import iter_tables
 from workflows.base import CODE_VERSION, MANIFEST, StageTask, in_workdir, read_manifest, stage_tree
 from workflows.config import NONE, AbsolutePath, OptionalPath, config_from, count_parameter
 from workflows.corpus import (
@@ -195,7 +197,11 @@ class Experiment(StageTask):
         files = report.write(partial_dir)
         demo = " (demo data: the numbers are meaningless)" if report.provenance.demo else ""
         print(f"{report.title}: {report.summary}{demo}\n{self.output_dir / 'index.html'}")
-        return {"report_files": files, "summary": report.summary, "demo_data": report.provenance.demo}
+        return {"report_files": files, "summary": report.summary, "demo_data": report.provenance.demo, **self.manifest_facts(report)}
+
+    def manifest_facts(self, report) -> dict:
+        """What the experiment's manifest holds of its report besides its summary (none)."""
+        return {}
 
 
 @inherits(TrainFilteredEncoder)
@@ -297,13 +303,11 @@ class ChooseDeciles(Experiment):
     def swept_deciles(self) -> list[int]:
         return list(range(10)) if self.decile == AUTO else list(parse_deciles(self.decile) or range(10))
 
+    @cached_property
     def cell_pairs(self) -> int:
-        """--sweep-pairs, or the fewest pairs of any swept decile that pass the rules; a decile
-        with fewer than --sweep-min-pairs stops the run, in one line."""
-        if (known := getattr(self, "_cell_pairs", None)) is not None:
-            return known
-        from pipelines.batches import iter_tables
-
+        """--sweep-pairs, or the fewest pairs of any swept decile that pass the rules (the corpus
+        read once, a batch at a time); a decile with fewer than --sweep-min-pairs stops the run,
+        in one line."""
         rules = [config_from(self, Rules, scorer=name, decile=ALL_DECILES) for name in self.swept_scorers()]
         columns = sorted({column for rule in rules for column in rule.columns})
         files, _ = self.requires().committed("corpus")
@@ -312,11 +316,10 @@ class ChooseDeciles(Experiment):
         if fewest < self.sweep_min_pairs:
             raise InputError(f"--decile/--scorer {AUTO}: decile {decile} of {scorer} has {fewest} pairs that pass the rules, fewer than a sweep cell "
                              f"needs (--ChooseDeciles-sweep-min-pairs {self.sweep_min_pairs}); give --scorer and --decile instead (the paper's: --scorer pp --decile 8,9)")
-        self._cell_pairs = min(self.sweep_pairs, fewest)
-        return self._cell_pairs
+        return min(self.sweep_pairs, fewest)
 
     def runs(self) -> dict[str, TrainOnFiltered]:
-        return {f"{name}/{d}": self.clone(TrainOnFiltered, scorer=name, decile=str(d), model=self.sweep_model, epochs=1, n_pairs=self.cell_pairs())
+        return {f"{name}/{d}": self.clone(TrainOnFiltered, scorer=name, decile=str(d), model=self.sweep_model, epochs=1, n_pairs=self.cell_pairs)
                 for name in self.swept_scorers() for d in self.swept_deciles()}
 
     def run(self):
@@ -342,13 +345,12 @@ class ChooseDeciles(Experiment):
         summary = f"Chosen on {' and '.join(choice['dev_sets'])} (mean {choice['dev']:.1f}): --scorer {choice['scorer']} --decile {deciles}."
         candidates = Table(f"The choice: every candidate by its mean of {' and '.join(choice['dev_sets'])}, Pearson × 100", ["scorer", "deciles", "dev mean"],
                            [[c["scorer"], ",".join(map(str, c["deciles"])), c["dev"]] for c in choice["candidates"]],
-                           f"Each sweep cell trained {self.sweep_model} one epoch on {self.cell_pairs()} pairs of one decile; the test sets are shown below, never used to choose.")
+                           f"Each sweep cell trained {self.sweep_model} one epoch on {self.cell_pairs} pairs of one decile; the test sets are shown below, never used to choose.")
         return replace(sweep, title="Deciles chosen on the corpus's own evidence (TrainOnFiltered --decile auto)", summary=summary,
                        tables=[candidates, *sweep.tables], data={**sweep.data, "choice": choice})
 
-    def build(self, partial_dir: Path) -> dict:
-        summary = super().build(partial_dir)
-        return {**summary, "choice": read_json(partial_dir / "report.json")["data"]["choice"]}
+    def manifest_facts(self, report) -> dict:
+        return {"choice": report.data["choice"]}  # TrainOnFiltered --decile auto reads it (chosen)
 
 
 class OnTrainData:

@@ -11,7 +11,7 @@ import gzip
 import numpy as np
 import pytest
 
-from corpus.deciles import SCORERS
+from corpus.deciles import SCORERS, assign, cut_ranks, cuts_of_all
 from corpus.diversity import kendall, kendall_z, unigram_f1
 from corpus.ids import id_hashes
 from corpus.overlap import trigram_overlap
@@ -46,13 +46,11 @@ def imperfect_translations(sentences: list[list[str]], seed: int = 3) -> list[li
 
 
 def deciles_of(key: np.ndarray, hashes: np.ndarray) -> dict[int, dict]:
-    """{decile: {min, max}} of ``key`` ranked by (key, id hash) into ten equal bins, as the corpus
-    stage ranks a score (NaN: not ranked)."""
+    """{decile: {min, max}} of ``key`` ranked into ten equal bins by the corpus stage's own cuts
+    (corpus.deciles: by (key, id hash); NaN: not ranked)."""
     ranked = ~np.isnan(key)
     key, hashes = key[ranked], hashes[ranked]
-    order = np.lexsort((hashes, key))
-    bins = np.empty(len(key), int)
-    bins[order] = np.arange(len(key)) * 10 // len(key)
+    bins = assign(key, hashes, cuts_of_all(key, hashes, cut_ranks(len(key))))
     return {d: {"min": float(key[bins == d].min()), "max": float(key[bins == d].max())} for d in range(10)}
 
 
