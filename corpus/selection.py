@@ -59,8 +59,9 @@ class Rules:
 
     scorer: str = setting("pp", f"Score whose deciles select (see schemas/COLUMNS.md: pp, trigram, trans, unigram, tau); {AUTO}: the one whose "
                           "deciles train the best encoder on the development sets (TrainOnFiltered).", choices=(*SCORERS, AUTO))
-    decile: str = setting("8,9", f"Comma-separated deciles (0 lowest … 9 highest; {ALL_DECILES}: every decile; {AUTO}: the best --range-width "
-                          "consecutive deciles on the development sets, TrainOnFiltered); the paper's training set: 8,9 of pp.")
+    decile: str = setting("8,9", f"Comma-separated deciles (0 lowest … 9 highest; {ALL_DECILES}: every decile; {AUTO}: the best --ChooseDeciles-range-width "
+                          "consecutive deciles on the development sets, TrainOnFiltered; the sweep's cost: --ChooseDeciles-sweep-pairs); "
+                          "the paper's training set: 8,9 of pp.")
     max_tokens: int = setting(30, "Both sides at most this many tokens (0: no length rule).", minimum=0)
     release_filter: bool = setting(False, "The authors' release filters: 0.4 ≤ pp ≤ 1.0, trigram overlap ≤ 0.7, mean length 5–40, both sides English, exact duplicates removed.")
     english_only: bool = setting(False, "Both sides English (langid P(en) ≥ --min-p-en) without the other release filters.")

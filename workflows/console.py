@@ -62,8 +62,10 @@ def _follow_log_level(task: luigi.Task) -> None:
 
 def _with_defaults(build_parser):
     """Luigi's parser, where the root task's ``--Task-param`` twins of its ``--param`` flags are
-    hidden from the help (both still parse) and every help line ends with the default in force
-    (luigi.cfg's value where it sets one)."""
+    hidden from the help (both still parse), every help line of the root task ends with the
+    default in force (luigi.cfg's value where it sets one), and a ``%`` in any description
+    (``--help-all`` shows every task's) is text, not an argparse format (``95 % interval`` made
+    ``--help-all`` end in a traceback)."""
 
     def build(root_task=None, help_all=False):
         parser = build_parser(root_task, help_all)
@@ -76,8 +78,9 @@ def _with_defaults(build_parser):
             name = flag[2:].replace("-", "_")
             if flag.startswith(f"--{root_task}-") and name[len(root_task) + 1:] in defaults:
                 action.help = argparse.SUPPRESS
-            elif name in defaults and action.help != argparse.SUPPRESS:
-                action.help = f"{action.help or ''} Default: {defaults[name]}".replace("%", "%%")
+            elif action.help != argparse.SUPPRESS and (action.help or name in defaults):
+                default = f" Default: {defaults[name]}" if name in defaults else ""
+                action.help = f"{action.help or ''}{default}".replace("%", "%%")
         return parser
 
     return build

@@ -45,6 +45,17 @@ def test_help_lists_each_parameter_once_with_its_default(task_name):
         assert f"--{task_name}-{name.replace('_', '-')}" not in entries
 
 
+def test_help_all_shows_every_tasks_flags_a_percent_sign_as_text(tmp_path):
+    """--help-all ended in a traceback: ScoresAgainstJudgments' "95 % interval" is an argparse
+    format ("% i") unless escaped, and only the root task's descriptions were."""
+    result = subprocess.run([sys.executable, "-m", "luigi", "--module", "workflows", "TrainOnFiltered", "--help-all"],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr[-2000:]
+    entries = help_entries(result.stdout)
+    assert "95 % interval" in entries["--ScoresAgainstJudgments-resamples"]
+    assert "--ChooseDeciles-sweep-pairs" in entries  # what --decile auto's sweep costs, found from TrainOnFiltered
+
+
 def test_help_on_the_command_line_shows_the_configured_default(tmp_path):
     (tmp_path / "luigi.cfg").write_text("[TrainSentencePiece]\nvocab_size = 4000\n")
     result = subprocess.run([sys.executable, "-m", "luigi", "--module", "workflows", "TrainSentencePiece", "--help"],
