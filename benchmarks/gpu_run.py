@@ -30,7 +30,8 @@ DIR receives at most 8 files of at most 16 MiB, 64 MiB in all: report.md (every 
 machine, each step's share and time; written by ``benchmarks.gpu_report``),
 ``checkpoint.pt.part-NN``, ``dict.cs.txt``, ``dict.en.txt``, ``spm.model`` and ``corpus.parquet``.
 ``--tiny`` runs every step at toy size (the embedded demo corpus, or 2,000 csen-more pairs with
-``--data``; the ``tiny`` preset; 4 test sentences) on the CPU in about two minutes.
+``--data``; the ``tiny`` preset; 4 test sentences) on the CPU in about two minutes; with
+``--preset compact`` its 60 updates are the real call's model and schedule (the rehearsal's way).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import luigi
@@ -529,6 +530,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True, help="folder for the files that come back (made; must be empty)")
     parser.add_argument("--workdir", type=Path, default=Path("work/gpu-run"), help="the stages' work directory")
     parser.add_argument("--tiny", action="store_true", help="every step at toy size, on the CPU")
+    parser.add_argument("--preset", help=f"the translator's preset (models.nmt.fairseq_train.PRESETS; default {REAL.preset}, {TINY.preset} with "
+                                         f"--tiny): --tiny --preset {REAL.preset} rehearses the real call's recipe for {TINY.max_update} updates")
     args = parser.parse_args()
     if args.data is None and not args.tiny:
         parser.error("--data is required without --tiny")
@@ -537,6 +540,12 @@ def main() -> None:
     out, workdir = args.out.resolve(), args.workdir.resolve()
     out.mkdir(parents=True, exist_ok=True)
     sizes = TINY if args.tiny else REAL
+    if args.preset:
+        from models.nmt.fairseq_train import PRESETS
+
+        if args.preset not in PRESETS:
+            parser.error(f"--preset {args.preset} is none of {', '.join(PRESETS)}")
+        sizes = replace(sizes, preset=args.preset)
     clock = Clock(args.minutes or (2 if args.tiny else 7), args.budget_from)
     configure(workdir, sizes)
     from corpus.errors import InputError

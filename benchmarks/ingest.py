@@ -1,11 +1,17 @@
-"""Ingest benchmark: a generated 1M-pair CzEng file through the Beam ingest pipeline.
+"""Ingest benchmark: one generated 1M-pair CzEng file (gzip, as CzEng comes) through the ingest.
 
 Rows, in one run on the same file:
   * pyarrow read + write: the file parsed by pyarrow's CSV reader and written as Parquet
     (no validation, no tokenization): the floor for moving the bytes;
   * plain Python, 1 process: the same readers, Moses tokenization and schema-validated Parquet
     writing as the pipeline, without Beam: the baseline for Beam's overhead;
-  * Beam ingest (DirectRunner, all cores): the real stage.
+  * Beam, the gzip file read through by one worker: the shard plan without a plain copy (how the
+    stage read one gzip file before 2026-12-04), all cores' DirectRunner;
+  * IngestBitext, the real ``luigi`` command, on the gzip file and on the same file decompressed,
+    at each of ``--stage-workers``: the stage's seconds (its manifest's), the command's peak memory
+    (process tree), gzip ÷ plain at the same workers, and whether both gave the same rows.
+
+    python -m benchmarks ingest --pairs 1000000 --stage-workers 1,2,4
 """
 
 from __future__ import annotations
@@ -13,12 +19,16 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import random
+import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 from benchmarks.common import machine, markdown_table, measure_in_subprocess, peak_rss_mib
+from benchmarks.size import run_sampled, stage_seconds
 
 WORDS_EN = "the a of to and in is was for on that with as it by at from this be are have not an new year people".split()
 WORDS_CS = "a v se na je že s z do o to i k by jako pro tak jsou ale po roce lidé nový který".split()
@@ -98,32 +108,66 @@ def measure(mode: str, source: Path, workers: int, shards: int) -> None:
     print(json.dumps({"rows": rows, "seconds": seconds, "peak_rss_mib": peak_rss_mib()}))
 
 
+def run_stage(source: Path, workers: int, folder: Path) -> tuple[float, float, Path]:
+    """IngestBitext on ``source`` by the ``luigi`` command in ``folder``: (stage seconds, peak GiB
+    of the command's process tree, the output)."""
+    folder.mkdir()
+    command = [sys.executable, "-m", "luigi", "--module", "workflows", "IngestBitext", "--local-scheduler", "--inputs", str(source),
+               "--paranmt-direct-num-workers", str(workers)]
+    _, peak, _, code = run_sampled(command, folder, {**os.environ}, 0.5)
+    if code:
+        raise SystemExit(f"IngestBitext failed ({code}); its console: {folder / 'console.log'}")
+    return stage_seconds(folder / "work", "ingest"), peak / 2**30, (folder / "work" / "ingest" / "latest").resolve()
+
+
+def same_rows(packed: Path, plain: Path) -> str:
+    """Whether two ingests' bitext and rejects are the same but for ``source`` (the file's name)."""
+    import pyarrow.parquet as pq
+
+    for dataset in ("bitext", "rejects"):
+        ours, theirs = (pq.read_table(output / dataset).drop_columns(["source"]) for output in (packed, plain))
+        if not ours.equals(theirs):
+            return f"{dataset.upper()} DIFFER"
+    return "same rows"
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog="python -m benchmarks ingest", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pairs", type=int, default=1_000_000)
-    parser.add_argument("--workers", type=int, default=0, help="DirectRunner processes (0 = one per core)")
+    parser.add_argument("--workers", type=int, default=0, help="DirectRunner processes of the pipeline rows (0 = one per core)")
     parser.add_argument("--shards", type=int, default=0, help="about this many shards (0: shards of IngestBitext's default rows)")
+    parser.add_argument("--stage-workers", default="1,2", help="Comma-separated --paranmt-direct-num-workers of the IngestBitext commands.")
     parser.add_argument("--measure", choices=["pyarrow", "python", "beam"], help=argparse.SUPPRESS)
     parser.add_argument("--source", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
         measure(args.measure, args.source, args.workers, args.shards)
         return
+    print(f"Ingest of {args.pairs:,} generated CzEng pairs, one file, on {machine()}\n", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
-        source = Path(tmp) / "bench.train.gz"
+        source, plain = Path(tmp) / "bench.train.gz", Path(tmp) / "bench.train"
         generate(source, args.pairs)
+        with gzip.open(source, "rb") as packed, open(plain, "wb") as out:
+            shutil.copyfileobj(packed, out, 1 << 20)
         common = ["--source", str(source), "--workers", str(args.workers), "--shards", str(args.shards)]
         results = {mode: measure_in_subprocess("benchmarks.ingest", "--measure", mode, *common)
                    for mode in ("pyarrow", "python", "beam")}
-    base = results["python"]["seconds"]
-    rows = [
-        [label, r["rows"], r["seconds"], r["rows"] / r["seconds"], r["peak_rss_mib"], r["seconds"] / base]
-        for label, r in (("pyarrow read + write (no tokenization)", results["pyarrow"]),
-                         ("plain Python, 1 process (baseline)", results["python"]),
-                         ("Beam ingest, DirectRunner", results["beam"]))
-    ]
-    print(f"Ingest of {args.pairs:,} generated CzEng pairs on {machine()}\n")
-    print(markdown_table(["pipeline", "rows", "seconds", "rows/s", "peak RSS MiB (largest process)", "time vs baseline"], rows))
+        base = results["python"]["seconds"]
+        rows = [
+            [label, r["rows"], f"{r['seconds']:.1f}", f"{r['rows'] / r['seconds']:.0f}", f"{r['peak_rss_mib'] / 1024:.2f} (largest process)", f"{r['seconds'] / base:.2f}", "", ""]
+            for label, r in (("pyarrow read + write (no tokenization)", results["pyarrow"]),
+                             ("plain Python, 1 process (baseline)", results["python"]),
+                             ("Beam, the gzip file read through by one worker (before)", results["beam"]))
+        ]
+        for workers in (int(count) for count in args.stage_workers.split(",")):
+            measured = {name: run_stage(path, workers, Path(tmp) / f"{name}-{workers}") for name, path in (("plain", plain), ("gzip", source))}
+            for name, (seconds, peak, _) in measured.items():
+                ratio = f"{seconds / measured['plain'][0]:.2f}" if name == "gzip" else ""
+                rows.append([f"IngestBitext, {name}, {workers} worker(s)", args.pairs, f"{seconds:.1f}", f"{args.pairs / seconds:.0f}",
+                             f"{peak:.2f} (process tree)", f"{seconds / base:.2f}", ratio,
+                             same_rows(measured["gzip"][2], measured["plain"][2]) if name == "gzip" else ""])
+            print(" | ".join(map(str, rows[-1])), flush=True)
+    print(markdown_table(["pipeline", "lines", "seconds", "lines/s", "peak GiB", "time vs baseline", "gzip / plain", "rows"], rows))
 
 
 if __name__ == "__main__":

@@ -645,29 +645,65 @@ class TranslationReader:
         return taken
 
 
-def plain_copy(file: TranslationFile, folder: str) -> TranslationFile:
-    """``file`` (gzip) decompressed once into ``folder`` as a plain file that any worker enters at
-    any run, so that the per-line work of one gzip file (decoding, tokenizing: most of the import)
-    is spread over every worker instead of one. Its name, system, foreign file and line index stay
-    the original's (pairs and rejects name it; the index's offsets are the decompressed bytes'):
-    only where its lines are read changes. Written whole or not at all and named by the original's
-    digest, so a resumed run reads the copy it made; the copy costs the file's decompressed size
-    on disk until the stage ends. InputError when the file is damaged now (changed since it was
-    checked)."""
-    copy = os.path.join(folder, f"{digest_of(file.path)[:24]}.txt")
+class GzipDamaged(Exception):
+    """A gzip file failed its check while it was copied (decompressed_copy); nothing was kept."""
+
+
+def decompressed_copy(path: str, folder: str) -> str:
+    """A gzip file decompressed once into ``folder`` as a plain file, so that any worker enters it
+    at any run and the per-line work of one gzip file (decoding, tokenizing: most of an import)
+    is spread over every worker instead of one. Written whole or not at all and named by the
+    original's digest, so a resumed run reads the copy it made; it costs the file's decompressed
+    size on disk until the stage that made it ends. GzipDamaged, with the damage, when a member
+    fails its check."""
+    copy = os.path.join(folder, f"{digest_of(path)[:24]}.txt")
     if not os.path.exists(copy):
         os.makedirs(folder, exist_ok=True)
 
         def decompress(temporary) -> None:
             failure: list[str] = []
-            with _open_input(file.path) as raw, open(temporary, "wb") as out:
-                for block in _decompressed_blocks(raw, file.path, failure, BLOCK_BYTES)[1]:
+            with _open_input(path) as raw, open(temporary, "wb") as out:
+                for block in _decompressed_blocks(raw, path, failure, BLOCK_BYTES)[1]:
                     out.write(block)
             if failure:
-                raise InputError(f"translation file {file.path} changed while the run read it: {failure[0]}")
+                raise GzipDamaged(failure[0])
 
         write_atomically(copy, decompress, clear_stale=True)
+    return copy
+
+
+def plain_copy(file: TranslationFile, folder: str) -> TranslationFile:
+    """``file`` (gzip) read from its decompressed_copy in ``folder``. Its name, system, foreign
+    file and line index stay the original's (pairs and rejects name it; the index's offsets are
+    the decompressed bytes'): only where its lines are read changes. InputError when the file is
+    damaged now (it was checked whole when the run began, so it changed since)."""
+    try:
+        copy = decompressed_copy(file.path, folder)
+    except GzipDamaged as damage:
+        raise InputError(f"translation file {file.path} changed while the run read it: {damage}") from None
     return replace(file, path=copy, index=replace(file.index, compressed=False))
+
+
+def plain_unit(unit: InputUnit, folder: str) -> InputUnit:
+    """``unit`` with each of its gzip files read from a decompressed_copy in ``folder``, its
+    ``source`` (and so its ids and its rejects' source) the original's; ``unit`` itself when it
+    has no gzip file, or when one is damaged: that file is then read through as before, its intact
+    members' lines kept and its damage made rejects (read_lines), which a copy could not carry."""
+    copies = {}
+    try:
+        for path in (unit.path, unit.partner):
+            if path and _is_gzip(path):
+                copies[path] = decompressed_copy(path, folder)
+    except GzipDamaged:
+        return unit
+    if not copies:
+        return unit
+    return replace(unit, path=copies.get(unit.path, unit.path), partner=copies.get(unit.partner, unit.partner), name=unit.source)
+
+
+def _is_gzip(path: str) -> bool:
+    with _open_input(path) as raw:
+        return compression_of(path, raw.read(HEAD_BYTES)) == "gzip"
 
 
 def _gzip_lines_from(path: str, start: int) -> Iterator[bytes]:

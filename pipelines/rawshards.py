@@ -4,7 +4,9 @@ A shard is a run of ``shard_rows`` consecutive lines of one input (its last shar
 so the number of shards follows from the input's size. A plain file is cut at the byte offsets of
 its runs (one scan finds them, ``corpus.inputs.index_lines``), so any worker reads any shard of it;
 a gzip file cannot be entered in the middle, so one worker reads it through, writing its shards
-one after another. A shard is parsed, tokenized (the format's ``table``), sorted by id and written
+one after another (the stages give the pipeline a plain copy of each intact gzip input instead,
+``corpus.inputs.plain_unit``, so that its shards too go to every worker; a damaged one is read
+through, its intact members' lines kept and its damage made rejects). A shard is parsed, tokenized (the format's ``table``), sorted by id and written
 by the worker that read it: its rejects first, then its part, each under a temporary name and
 renamed, so a part present is a shard done and a rerun skips it (a kill loses the shards being
 written, no more). No shuffle moves rows: Beam's local runners hold a shuffle's whole input in

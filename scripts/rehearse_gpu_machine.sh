@@ -2,13 +2,13 @@
 # The GPU machine's one call, played on this CPU machine first (docs/README-backtranslation.md,
 # "On a GPU machine without internet"), from the repository root:
 #   scripts/rehearse_gpu_machine.sh [OUT [MINUTES [gpu_run options …]]]
-# (default: work/rehearsal-DATE 7 --tiny)
+# (default: work/rehearsal-DATE 7 --tiny --preset compact: the real call's recipe, at toy length)
 # 1. the image: a Python 3.12 venv with what the kit assumes the GPU machine has, at the versions
 #    configs/gpu-machine-have.txt gives (torch 2.11.0+cu130, numpy 2.5.2, sentencepiece 0.2.2 …),
 #    made once and kept in $XDG_CACHE_HOME/paranmt-kit (~/.cache), remade when that list changes;
 # 2. the kit (.kit-gpu, fairseq-fixed's wheel built by the image's Python) and the data
 #    (.data-gpu, scripts/pack_gpu_data.sh), as the real call carries them; checks they fit;
-# 3. scripts/gpu_machine.sh OUT MINUTES --tiny in a copy of what travels (the working tree as git
+# 3. scripts/gpu_machine.sh OUT MINUTES OPTIONS in a copy of what travels (the working tree as git
 #    sees it, .kit-gpu, .data-gpu), offline (a network namespace with loopback only), with
 #    CUDA_HOME set and the image's python3 first on PATH, as there;
 # then prints the install's seconds, the whole call's seconds and the steps of report.md.
@@ -21,7 +21,7 @@ out=$(realpath -m "${1:-work/rehearsal-$(date +%Y%m%d-%H%M%S)}")
 minutes=${2:-7}
 shift $(( $# < 2 ? $# : 2 ))
 options=("$@")
-((${#options[@]})) || options=(--tiny)
+((${#options[@]})) || options=(--tiny --preset compact)
 [[ ! -e $out ]] || [[ -z $(ls -A "$out") ]] || fail "$out is not empty"
 [[ $(id -u) -eq 0 ]] || fail "needs root for the network namespace (unshare -n)"
 command -v paranmt-kit >/dev/null || fail "paranmt-kit is not on PATH: install this checkout first (README)"

@@ -50,7 +50,7 @@ from workflows.config import (
     with_settings,
 )
 from workflows.encoders import TrainEncoder
-from workflows.ingest import ReadsRawFiles
+from workflows.ingest import ReadsRawFiles, remove_plain_copies
 from workflows.nmt import TranslatorChoice, without_empty
 from workflows.translations import TRANSLATIONS_HELP, ImportTranslations
 
@@ -73,8 +73,9 @@ class ImportParaphrases(ReadsRawFiles):
 
     def build(self, partial_dir: Path) -> dict:
         pairs_dir, rejects_dir = str(partial_dir / "pairs"), str(partial_dir / "rejects")
-        plan = self.plan()
+        plan = self.plan(partial_dir)
         import_release(self.sized_runner(plan.lines), plan, pairs_dir, rejects_dir, self.max_line_bytes, str(partial_dir), self.progress)
+        remove_plain_copies(partial_dir)
         io.ensure_nonempty(pairs_dir, schemas.PAIRS)
         io.ensure_nonempty(rejects_dir, schemas.REJECTS)
         rows = io.dataset_rows(pairs_dir)
@@ -82,6 +83,7 @@ class ImportParaphrases(ReadsRawFiles):
             "schema": {"pairs": schemas.version_of(schemas.PAIRS), "rejects": schemas.version_of(schemas.REJECTS)},
             "rows": {"pairs": rows},
             "rejects": self.count_rejects(rows, Path(rejects_dir)),
+            "work_elements_this_run": len(plan.tasks),
             "note": "trans_score holds the release's third column (the authors' PP similarity), not a translation score",
         }
 

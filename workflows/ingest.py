@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
@@ -11,7 +12,7 @@ import luigi
 import schemas
 from corpus import languages
 from corpus.errors import InputError
-from corpus.inputs import resolve_inputs, source_languages
+from corpus.inputs import plain_unit, resolve_inputs, source_languages
 from corpus.readers import DEFAULT_MAX_LINE_BYTES, InputUnit
 from pipelines import io
 from pipelines.ingest import ingest
@@ -26,6 +27,9 @@ REJECTED_SHARE_WARNING = 0.05
 # 51.4M ingest reads 18,000–20,500 lines/s on 2 cores). Below it a stage runs in process: the 400
 # demo lines took 5.6 CPU s and 12 s there, 11.8 CPU s and 22 s on two workers (2 loaded cores).
 LINES_PER_WORKER = 200_000
+# Where a stage decompresses gzip inputs once (corpus.inputs.decompressed_copy), in its partial
+# output; removed when the stage ends.
+PLAIN_COPIES = ".plain-copies"
 
 
 def demo_corpus() -> str:
@@ -46,6 +50,11 @@ def checked_rejects(stage: str, rows: int, rejects: dict[str, int], nothing_usab
     if total > REJECTED_SHARE_WARNING * (rows + total):
         log.warning("%s: %d of %d lines of %s rejected (%.0f %%): %s; see %s", stage, total, rows + total, of, 100 * total / (rows + total), top, committed)
     return {"total": total, "by_reason": rejects}
+
+
+def remove_plain_copies(partial_dir: Path) -> None:
+    """Remove the plain copies a stage made of gzip files (PLAIN_COPIES), once it has read them."""
+    shutil.rmtree(partial_dir / PLAIN_COPIES, ignore_errors=True)
 
 
 class ReadsRawFiles(StageTask):
@@ -78,9 +87,16 @@ class ReadsRawFiles(StageTask):
                 raise InputError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}")
         _ = self.units  # InputError naming the file when an input is unusable
 
-    def plan(self) -> ShardPlan:
-        """The inputs' shards (one scan of each file), said on the console."""
-        plan = plan_shards(self.units, self.shard_rows, self.num_shards)
+    def plan(self, partial_dir: Path) -> ShardPlan:
+        """The inputs' shards (one scan of each file), said on the console. Each intact gzip input
+        is read from a plain copy (corpus.inputs.plain_unit) in ``partial_dir``, so its shards go
+        to every worker instead of one worker reading it through (the shards, their ids and bytes
+        are the same either way); remove_plain_copies removes the copies."""
+        folder = str(partial_dir / PLAIN_COPIES)
+        units = [plain_unit(unit, folder) for unit in self.units]
+        if copied := sum(unit is not original for unit, original in zip(units, self.units, strict=True)):
+            self.progress(f"{copied} gzip input(s) decompressed once, so that every worker reads their shards")
+        plan = plan_shards(units, self.shard_rows, self.num_shards)
         self.progress(f"{len(self.units)} input file(s), {plan.lines} lines: {plan.shards} shard(s)")
         return plan
 
@@ -122,8 +138,9 @@ class IngestBitext(ReadsRawFiles):
 
     def build(self, partial_dir: Path) -> dict:
         bitext_dir, rejects_dir = self.bitext_dir(partial_dir), partial_dir / "rejects"
-        plan = self.plan()
+        plan = self.plan(partial_dir)
         ingest(self.sized_runner(plan.lines), plan, str(bitext_dir), str(rejects_dir), self.max_line_bytes, str(partial_dir), self.progress)
+        remove_plain_copies(partial_dir)
         io.ensure_nonempty(str(rejects_dir), schemas.REJECTS)
         io.ensure_nonempty(str(bitext_dir), schemas.BITEXT)
         rows = io.dataset_rows(str(bitext_dir))
@@ -134,6 +151,8 @@ class IngestBitext(ReadsRawFiles):
             "rows": {"bitext": rows},
             "languages": {"source": list(source_languages(self.source_language)), "target": languages.ENGLISH},
             "rejects": rejects,
+            # read apart, by any worker: every shard of a plain file or of a gzip file's plain copy
+            "work_elements_this_run": len(plan.tasks),
         }
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from dataclasses import replace
 from functools import cached_property
@@ -26,15 +25,19 @@ from pipelines.translations import (
 )
 from workflows.backtranslate import RunsTranslator
 from workflows.config import CorpusParameter
-from workflows.ingest import LINES_PER_WORKER, IngestBitext, checked_rejects
+from workflows.ingest import (
+    LINES_PER_WORKER,
+    PLAIN_COPIES,
+    IngestBitext,
+    checked_rejects,
+    remove_plain_copies,
+)
 
 # Scored translations per DirectRunner worker process: forced decoding is one pass of the model
 # (beam search's 0.5–15 sentences/s a CPU with published models, docs/2026-11-27-published-
 # translators-cpu.md, is a dozen passes), so about 50 a second with a Marian model: 1,000 are
 # about the 20 CPU s pipelines.options.ROWS_PER_WORKER gives a worker (an estimate, not measured).
 SCORED_ROWS_PER_WORKER = 1_000
-# Where a gzip translation file is decompressed once during the stage (removed when it ends).
-PLAIN_COPIES = ".plain-copies"
 
 TRANSLATIONS_HELP = ("Translations made elsewhere: comma-separated foreign_file::translation_file items, line i of a "
                      "translation file translating line i of the foreign file (an input's); a glob gives one file per "
@@ -108,7 +111,7 @@ class ImportTranslations(RunsTranslator):
         started = time.time()
         loaded = self.run_units(partial_dir, elements, lambda p, marks: build_import(p, pending, translations, pairs_dir, rejects_dir, self.chunk_rows, self.share_model, marks),
                                 lambda marks, done: Tally(lambda: done + marks.count("pairs"), total, "translations read", "translations"), rows=total)
-        shutil.rmtree(partial_dir / PLAIN_COPIES, ignore_errors=True)
+        remove_plain_copies(partial_dir)
         rows, by_reason = self.finished_pairs(partial_dir, total, "translations of the bitext rows (pairs and rejects)")
         per_file = self.check_each_file(units, pairs_dir, rejects_dir)
         file_of_part = {unit.number: unit.file.name for unit in units}

@@ -116,6 +116,29 @@ def test_two_runs_on_one_work_directory_build_the_output_once(tmp_path):
     assert sum("was built by another run meanwhile" in output for output in outputs) == 1
 
 
+def test_a_gzip_inputs_shards_are_read_apart_from_one_plain_copy_with_the_plain_files_rows(tmp_path):
+    """A gzip file cannot be entered in the middle: its shards were one element, read through by
+    one worker. Now it is decompressed once into the partial output and every shard is its own
+    element; the rows are the plain file's (but for their source, the file's name), and no copy is
+    left behind."""
+    packed = tmp_path / "big.train.gz"
+    write_big_czeng(packed, 3_000)
+    plain = tmp_path / "big.train"
+    plain.write_bytes(gzip.decompress(packed.read_bytes()))
+    outputs = {}
+    for name, inputs in (("gzip", packed), ("plain", plain)):
+        subprocess.run([*luigi_command(tmp_path / name, inputs), "--IngestBitext-shard-rows", "1000"], check=True, capture_output=True)
+        [outputs[name]] = [p for p in (tmp_path / name / "ingest").iterdir() if p.name != "latest"]
+    manifest = read_manifest(outputs["gzip"])
+    assert manifest["work_elements_this_run"] == read_manifest(outputs["plain"])["work_elements_this_run"] == 3
+    assert not list(outputs["gzip"].rglob("*.txt")) and not (outputs["gzip"] / ".plain-copies").exists()
+    for dataset in ("bitext", "rejects"):
+        gz, txt = (pd.read_parquet(outputs[name] / dataset) for name in ("gzip", "plain"))
+        assert set(gz.source) == {"big.train.gz"} and set(txt.source) == {"big.train"}
+        pd.testing.assert_frame_equal(gz.drop(columns="source"), txt.drop(columns="source"))
+    assert len(pd.read_parquet(outputs["gzip"] / "rejects")) == 4  # write_big_czeng's bad lines
+
+
 @pytest.mark.slow
 def test_real_wmt21_and_tatoeba_ingest(luigi_workdir, shared_path):
     wmt = shared_path("csen", "wmt21")
