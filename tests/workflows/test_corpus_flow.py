@@ -56,14 +56,19 @@ def toy_pairs_table() -> pa.Table:
         words = reference.split()
         swap = rng.random(len(words)) < rng.random()
         translations.append(" ".join(str(rng.choice(WORDS)) if s else w for w, s in zip(words, swap, strict=True)))
-    table = pa.table({
+    return pairs_table(references, translations, -rng.random(n), rng)
+
+
+def pairs_table(references: list[str], translations: list[str], trans_score, rng) -> pa.Table:
+    """A ``pairs`` dataset's rows of these texts and translation scores."""
+    n = len(references)
+    return pa.table({
         "id": [f"{'news' if i % 3 else 'subtitlesM'}-b1-{i:05d}" for i in range(n)], "source": ["demo.gz"] * n,
         "domain": ["news" if i % 3 else "subtitlesM" for i in range(n)], "czeng_score": rng.random(n),
-        "pivot": ["cs"] * n, "foreign": [f"věta {i}" for i in range(n)], "reference": references, "translation": translations, "system": ["test"] * n, "trans_score": -rng.random(n),
-        "trans_n_tokens": np.full(n, 9, np.int32), "truncated": np.zeros(n, bool),
+        "pivot": ["cs"] * n, "foreign": [f"věta {i}" for i in range(n)], "reference": references, "translation": translations, "system": ["test"] * n,
+        "trans_score": trans_score, "trans_n_tokens": np.full(n, 9, np.int32), "truncated": np.zeros(n, bool),
         **token_columns(english_tokens(references), english_tokens(translations)),
     })
-    return table
 
 
 def shards_of(table: pa.Table, count: int) -> list[pa.Table]:

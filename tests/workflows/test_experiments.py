@@ -7,19 +7,23 @@ import re
 import shutil
 
 import luigi
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 import torch._dynamo  # noqa: F401 - Adam imports it: once here, not in every forked Luigi worker
 from conftest import squeezed
-from test_corpus_flow import WORDS, pairs_dir, vectors  # noqa: F401 - fixtures
+import schemas
+from test_corpus_flow import WORDS, pairs_dir, pairs_table, shards_of, vectors  # noqa: F401 - fixtures
 from test_encoders_flow import fill_sts, sts_dir, write_pairs_tsv  # noqa: F401 - sts_dir is a fixture
 
-from corpus.sts import MissingStsFiles, sts_suite
+from corpus.sts import STS2017_SET, MissingStsFiles, sts_suite
 from reports.experiments import DEV
 from reports.provenance import count_range
 from workflows.base import CODE_VERSION, MANIFEST, read_manifest
 from workflows.encoders import EvaluateSTS
+from pipelines.io import write_part
 from workflows.experiments import (
+    ChooseDeciles,
     DataSourceComparison,
     DecileSweep,
     MegabatchAblation,
@@ -230,3 +234,53 @@ def test_the_sts_suite_requires_the_test_years_and_lists_absent_optional_sets(tm
     datasets, absent = sts_suite(tmp_path)
     assert [d.year for d in datasets][-2:] == ["2017", "STS-B"] and len(datasets) == 26  # fill_sts writes STS-B dev
     assert any("stsbenchmark" in path for path in absent) and any("SICK" in path for path in absent)
+
+
+def planted_corpus(folder, per_decile: int, good: tuple[int, ...], rng) -> str:
+    """A pairs dataset whose translation scores rank it into deciles of ``per_decile`` pairs,
+    where only the ``good`` deciles are paraphrases (each word of a sentence replaced by its
+    synonym: ``w7`` by ``v7``) and every other pair is two unrelated sentences."""
+    references, translations = [], []
+    for decile in range(10):
+        for _ in range(per_decile):
+            words = rng.integers(0, len(SYNONYMS), 6)
+            references.append(" ".join(f"w{k}" for k in words))
+            other = words if decile in good else rng.integers(0, len(SYNONYMS), 6)
+            translations.append(" ".join(f"v{k}" for k in other))
+    ranks = np.arange(len(references))
+    for shard, part in enumerate(shards_of(pairs_table(references, translations, (ranks + 0.5) / len(ranks), rng), 3)):
+        write_part(part, schemas.PAIRS, str(folder / "pairs"), shard)
+    return str(folder / "pairs")
+
+
+SYNONYMS = range(12)
+
+
+def planted_dev_sets(sts_dir, rng) -> None:
+    """STS 2017 and STS-B dev whose similarity is the share of a sentence's words kept as their
+    synonym (the rest other words): only an encoder that learned the synonyms scores them."""
+    rows = []
+    for _ in range(200):
+        words = rng.integers(0, len(SYNONYMS), 6)
+        kept = int(rng.integers(0, 7))
+        other = np.concatenate([words[:kept], rng.integers(0, len(SYNONYMS), 6 - kept)])
+        rows.append((" ".join(f"w{k}" for k in words), " ".join(f"v{k}" for k in other), 5 * kept / 6))
+    (sts_dir / "STS2017" / f"STS.input.{STS2017_SET}.txt").write_text("".join(f"{x}\t{y}\n" for x, y, _ in rows[:100]))
+    (sts_dir / "STS2017" / f"STS.gs.{STS2017_SET}.txt").write_text("".join(f"{g:.2f}\n" for _, _, g in rows[:100]))
+    (sts_dir / "stsbenchmark" / "sts-dev.csv").write_text("".join(f"main-captions\tMSRvid\t2012test\t{i:04d}\t{g:.2f}\t{x}\t{y}\n" for i, (x, y, g) in enumerate(rows[100:])))
+
+
+def test_decile_auto_picks_the_deciles_a_planted_corpus_makes_clearly_best(luigi_workdir, vectors, sts_dir, tmp_path):  # noqa: F811
+    """Only translation-score deciles 3 and 4 hold paraphrases, the others unrelated pairs, and the
+    development sets reward what the paraphrases teach: the choice is 3,4, by a clear margin."""
+    rng = np.random.default_rng(0)
+    fill_sts(sts_dir)
+    planted_dev_sets(sts_dir, rng)
+    pairs = planted_corpus(tmp_path, 200, (3, 4), rng)
+    choose = ChooseDeciles(pairs=pairs, pp_vectors=vectors, scorer="trans", decile="auto", sweep_pairs=200, sweep_min_pairs=100,
+                           sweep_model="word_avg", embed_dim=16, batch_size=10, lr=0.03)
+    build(choose)
+    choice = read_manifest(choose.output_dir)["choice"]
+    assert (choice["scorer"], choice["deciles"]) == ("trans", [3, 4]), choice
+    dev = {int(d): np.mean([cell["sts"][name] for name in choice["dev_sets"]]) for d, cell in report_of(choose)["data"]["cells"]["trans"].items()}
+    assert min(dev[3], dev[4]) - max(score for d, score in dev.items() if d not in (3, 4)) > 10, dev  # clearly: not by the noise
