@@ -12,16 +12,16 @@ import pyarrow.parquet as pq
 import pytest
 import torch._dynamo  # noqa: F401 - Adam imports it: once here, not in every forked Luigi worker
 from conftest import squeezed
-import schemas
 from test_corpus_flow import WORDS, pairs_dir, pairs_table, shards_of, vectors  # noqa: F401 - fixtures
 from test_encoders_flow import fill_sts, sts_dir, write_pairs_tsv  # noqa: F401 - sts_dir is a fixture
 
+import schemas
 from corpus.sts import STS2017_SET, MissingStsFiles, sts_suite
+from pipelines.io import write_part
 from reports.experiments import DEV
 from reports.provenance import count_range
 from workflows.base import CODE_VERSION, MANIFEST, read_manifest
 from workflows.encoders import EvaluateSTS
-from pipelines.io import write_part
 from workflows.experiments import (
     ChooseDeciles,
     DataSourceComparison,
@@ -256,7 +256,7 @@ def planted_corpus(folder, per_decile: int, good: tuple[int, ...], rng) -> str:
 SYNONYMS = range(12)
 
 
-def planted_dev_sets(sts_dir, rng) -> None:
+def planted_dev_sets(folder, rng) -> None:
     """STS 2017 and STS-B dev whose similarity is the share of a sentence's words kept as their
     synonym (the rest other words): only an encoder that learned the synonyms scores them."""
     rows = []
@@ -265,9 +265,9 @@ def planted_dev_sets(sts_dir, rng) -> None:
         kept = int(rng.integers(0, 7))
         other = np.concatenate([words[:kept], rng.integers(0, len(SYNONYMS), 6 - kept)])
         rows.append((" ".join(f"w{k}" for k in words), " ".join(f"v{k}" for k in other), 5 * kept / 6))
-    (sts_dir / "STS2017" / f"STS.input.{STS2017_SET}.txt").write_text("".join(f"{x}\t{y}\n" for x, y, _ in rows[:100]))
-    (sts_dir / "STS2017" / f"STS.gs.{STS2017_SET}.txt").write_text("".join(f"{g:.2f}\n" for _, _, g in rows[:100]))
-    (sts_dir / "stsbenchmark" / "sts-dev.csv").write_text("".join(f"main-captions\tMSRvid\t2012test\t{i:04d}\t{g:.2f}\t{x}\t{y}\n" for i, (x, y, g) in enumerate(rows[100:])))
+    (folder / "STS2017" / f"STS.input.{STS2017_SET}.txt").write_text("".join(f"{x}\t{y}\n" for x, y, _ in rows[:100]))
+    (folder / "STS2017" / f"STS.gs.{STS2017_SET}.txt").write_text("".join(f"{g:.2f}\n" for _, _, g in rows[:100]))
+    (folder / "stsbenchmark" / "sts-dev.csv").write_text("".join(f"main-captions\tMSRvid\t2012test\t{i:04d}\t{g:.2f}\t{x}\t{y}\n" for i, (x, y, g) in enumerate(rows[100:])))
 
 
 def test_decile_auto_picks_the_deciles_a_planted_corpus_makes_clearly_best(luigi_workdir, vectors, sts_dir, tmp_path):  # noqa: F811
