@@ -236,3 +236,12 @@ def test_a_stage_that_fails_is_named_with_its_own_first_line(luigi_workdir):
     with pytest.raises(RuntimeError) as failed:
         build([RefusesItsInput()])
     assert str(failed.value) == "RefusesItsInput: InputError: --inputs x.cs: no such file"
+
+
+def test_an_unknown_preset_is_one_line_before_any_step(tmp_path):
+    """--preset names the translator's recipe (the rehearsal's --tiny --preset compact): a name
+    that is no preset stops the call before anything runs, in one line."""
+    done = subprocess.run([sys.executable, "-m", "benchmarks", "gpu_run", "--tiny", "--preset", "compcat", "--out", str(tmp_path / "out")],
+                          cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 2 and "--preset compcat is none of tiny, fast, compact" in done.stderr, done.stderr
+    assert not (tmp_path / "out" / "report.md").exists()
