@@ -12,7 +12,11 @@ keeps the epoch that scores best on its development set (as TrainEncoder does), 
 evaluated on every STS set after each epoch: the mean over the 24 SemEval 2012–2016 sets,
 STS-B dev, STS 2017. The untrained model and in-batch negatives (M = 1) are the baselines
 measured in the same run; SIF on GloVe-4k is the untrained-vectors baseline. ``--jobs`` cells
-train at once, one torch thread each.
+train at once, one torch thread each. ``--mix SOURCES`` adds a row per ``--mix-models`` model
+trained on the reference pairs plus other pairs (``TrainEncoder --train-data`` sources: a
+corpus's chosen deciles, real MT pairs), beside the same model on the reference pairs alone:
+
+    python -m benchmarks quality --no-rules --mix work/train/latest/pairs --mix-models word_avg,trigram_word --epochs 3
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ class Cell:
     model: str = "word_avg"
     train: dict = field(default_factory=dict)
     untrained: bool = False
+    more_data: str = ""  # --train-data sources trained on besides the reference pairs (a mix row)
 
 
 PAPER = {"megabatch": 40, "negative_side": "both", "below_partner": False}  # ParaNMT section 4.2.1
@@ -72,6 +77,18 @@ def grid(models: list[str], rules: bool) -> list[Cell]:
     for model in models:
         cells += [Cell("untrained", model, untrained=True), Cell("M = 1, in-batch, MAX", model, {**PAPER, "megabatch": 1}), Cell("defaults", model)]
     return cells
+
+
+def mix_cells(mixes: list[str], models: list[str], cells: list[Cell]) -> list[Cell]:
+    """Per mix (``--train-data`` sources: the corpus's chosen deciles, real MT pairs …) and model,
+    the defaults on the reference pairs plus the mix, and the same model on the reference pairs
+    alone beside it (its baseline in the same run) unless ``cells`` has it already."""
+    added = []
+    for model in models:
+        if not any(cell.model == model and not cell.untrained and not cell.train and not cell.more_data for cell in cells):
+            added.append(Cell("defaults, reference pairs alone (the mixes' baseline)", model))
+        added += [Cell(f"defaults, reference pairs + {mix}", model, more_data=mix) for mix in mixes]
+    return added
 
 
 def scores(embed) -> dict:
@@ -105,7 +122,7 @@ def run_cell(cell: Cell, pairs_path: str, directory: str, epochs: int) -> dict:
     from models.training_pairs import read_pairs
 
     torch.set_num_threads(1)
-    first, second = read_pairs(pairs_path)
+    first, second = read_pairs(f"{pairs_path},{cell.more_data}" if cell.more_data else pairs_path)
     config = TrainConfig(epochs=epochs, checkpoint_every=10**9, device="cpu", **cell.train)
     dev = load_dev_set(STS, config.dev_set)
     trainer = Trainer((first, second), directory, EncoderConfig(model=cell.model), config)
@@ -133,11 +150,21 @@ def main() -> None:
     parser.add_argument("--no-rules", action="store_true", help="skip the Word Avg negative-rule ablation")
     parser.add_argument("--only", default="", help="run only the cells whose label contains one of these |-separated texts")
     parser.add_argument("--no-captions", action="store_true", help="train without the Flickr30k/COCO caption pairs")
+    parser.add_argument("--mix", action="append", default=[], help="a row per --mix-models model trained on the reference pairs plus these "
+                        "--train-data sources (e.g. 'work/train/latest/pairs' or '0.5=mt-pairs.tsv'), beside the model on the reference pairs alone; repeatable")
+    parser.add_argument("--mix-models", default="word_avg", help="comma-separated models of the --mix rows")
     args = parser.parse_args()
     if not (BUILD_REFPAIRS.exists() and STS.exists()):
         print(f"quality: skipped ({BUILD_REFPAIRS} or {STS} absent)")
         return
     cells = [cell for cell in grid([m for m in args.models.split(",") if m], not args.no_rules) if any(text in cell.label for text in args.only.split("|"))]
+    if args.mix:
+        from models.training_pairs import training_sources
+
+        for mix in args.mix:  # a mistyped source stops the run now, not after the other cells trained
+            if missing := [str(path) for path, _ in training_sources(mix) if not path.exists()]:
+                raise SystemExit(f"quality: --mix {mix!r}: no such file or dataset: {', '.join(missing)}")
+        cells += mix_cells(args.mix, [m for m in args.mix_models.split(",") if m], cells)
     print(f"machine: {machine()}; {args.jobs} cells at once, 1 torch thread each; {args.epochs} epochs\n", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         pairs_path = Path(tmp) / "refpairs.tsv"
