@@ -21,6 +21,8 @@ from kit.build import INSTALL_SCRIPT
 CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "paranmt-kit"
 IMAGE_PYTHON = CACHE / "gpu-image-py3.12" / "bin" / "python"
 MACHINE_LIMIT_S = 600
+# The scripts run `python3` (the GPU machine's own): here, the one running the tests, venv or not.
+THIS_PYTHON_FIRST = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
 
 
 def test_a_call_that_stops_before_gpu_run_leaves_a_report_that_says_why(tmp_path):
@@ -32,7 +34,7 @@ def test_a_call_that_stops_before_gpu_run_leaves_a_report_that_says_why(tmp_path
     (kit / "assumed.txt").write_text("packaging\nno-such-distribution\n")
     out = tmp_path / "out"
     done = subprocess.run(["scripts/gpu_machine.sh", str(out), "1"], cwd=REPO, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "KIT": str(kit), "SCRATCH": str(tmp_path / "scratch"), "PYTHON": sys.executable})
+                          env={**THIS_PYTHON_FIRST, "KIT": str(kit), "SCRATCH": str(tmp_path / "scratch"), "PYTHON": sys.executable})
     assert done.returncode == 1, done.stdout + done.stderr
     report = (out / "report.md").read_text()
     assert re.fullmatch(r"# GPU run\n\nstopped before gpu_run, \d+ s after the start: install.sh: this machine lacks what the kit "
@@ -49,7 +51,8 @@ def test_the_data_that_travels_holds_every_newstest2021_file_the_call_reads(tmp_
         (data / path).parent.mkdir(parents=True, exist_ok=True)
         (data / path).write_text("Dobrý den.\n")
     archive = tmp_path / "packed" / "data.tar.gz"
-    subprocess.run([str(REPO / "scripts" / "pack_gpu_data.sh"), str(data), str(archive)], cwd=tmp_path, check=True, capture_output=True, timeout=120)
+    subprocess.run([str(REPO / "scripts" / "pack_gpu_data.sh"), str(data), str(archive)], cwd=tmp_path, check=True, capture_output=True, timeout=120,
+                   env=THIS_PYTHON_FIRST)
     packed = subprocess.run(["tar", "-tzf", str(archive)], check=True, capture_output=True, text=True).stdout.split()
     assert {path for path in packed if not path.endswith("/")} == {*NEWSTEST2021.values(), "csen-more/multi30k/train.cs.gz"}
 
@@ -65,7 +68,7 @@ def test_a_run_that_cannot_start_its_steps_leaves_a_report_with_gpu_runs_last_wo
     subprocess.run(["tar", "-czf", str(tmp_path / "data.tar.gz"), "-C", str(tmp_path / "data"), "."], check=True)
     out = tmp_path / "out"
     done = subprocess.run(["scripts/gpu_machine.sh", str(out), "2"], cwd=REPO, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "KIT": "none", "DATA_PACK": str(tmp_path / "data.tar.gz"), "SCRATCH": str(tmp_path / "scratch")})
+                          env={**THIS_PYTHON_FIRST, "KIT": "none", "DATA_PACK": str(tmp_path / "data.tar.gz"), "SCRATCH": str(tmp_path / "scratch")})
     assert done.returncode == 1, done.stdout + done.stderr
     report = (out / "report.md").read_text()
     assert re.fullmatch(r"# GPU run\n\nstopped before gpu_run's first step \(exit 1\), \d+ s after the start: gpu_run: .*"

@@ -173,10 +173,14 @@ _BLOCK_STARTS = (b"Traceback (most recent call last):", b"Exception in thread ",
 def _pass_on_all_but_mistakes(read_end: int, terminal: int, worker_died: Callable[[], bool]) -> None:
     """Copy lines from ``read_end`` to ``terminal``, leaving out each traceback block (from
     ``Traceback (most recent call last):`` to the blank line after its error, chained ones
-    included) whose last error is the user's mistake."""
+    included) whose last error is the user's mistake; after a Ctrl-C, nothing (worker processes
+    still importing when it came print their tracebacks interleaved, which no block holds)."""
     block: list[bytes] = []
     with os.fdopen(read_end, "rb") as pipe, os.fdopen(terminal, "wb", buffering=0) as out:
         for line in pipe:
+            if interrupted():
+                block = []
+                continue
             if block and block[-1].strip() == b"" and not line.startswith(_CHAINED) and not block[-2].startswith((b" ", b"\n", *_CHAINED)):
                 _said(block, out, worker_died)
                 block = []
