@@ -36,7 +36,7 @@ import numpy as np
 from corpus.mix import mix64
 
 # The corpus's ranked scores: decile column ``decile_<name>`` ranks column ``SCORERS[name]``.
-SCORERS = {"trans": "trans_score", "trigram": "trigram_then_f1", "pp": "pp_sim", "unigram": "unigram_f1", "tau": "kendall_z"}
+SCORERS = {"trans": "trans_score", "trigram": "trigram_then_f1", "pp": "pp_sim", "unigram": "unigram_f1", "tau": "kendall_z_then_f1"}
 HASH_MAX = 2**64 - 1
 # Window half-width in standard deviations of a sample quantile's position (at most √m/2).
 DEFAULT_WIDTH = 6.0

@@ -62,7 +62,7 @@ _SCORE_FIELDS = [
     # the keys decile_trigram and decile_tau rank: trigram_overlap's order with its ties ordered by
     # unigram_f1, and τ weighed by the words it compares (corpus.scoring, corpus.diversity)
     pa.field("trigram_then_f1", pa.float64(), nullable=False),
-    pa.field("kendall_z", pa.float64()),  # null where kendall_tau is
+    pa.field("kendall_z_then_f1", pa.float64()),  # null where kendall_tau is
 ]
 
 _DECILE_FIELDS = [
@@ -92,13 +92,13 @@ REJECTS = _schema("rejects", 1, _REJECTS_FIELDS)
 PAIRS = _schema("pairs", 4, _PAIRS_FIELDS)
 # The scores of every pair, keyed by id and in the rows' order of its pairs shard (the corpus joins
 # the two); trans_score is copied from the pairs so that every ranked score is here.
-SCORED = _schema("scored", 8, [field for field in _PAIRS_FIELDS if field.name in ("id", "trans_score")] + _SCORE_FIELDS)
-CORPUS = _schema("corpus", 8, [*_PAIRS_FIELDS, *_SCORE_FIELDS, *_DECILE_FIELDS])
+SCORED = _schema("scored", 9, [field for field in _PAIRS_FIELDS if field.name in ("id", "trans_score")] + _SCORE_FIELDS)
+CORPUS = _schema("corpus", 9, [*_PAIRS_FIELDS, *_SCORE_FIELDS, *_DECILE_FIELDS])
 # The corpus is hive-partitioned by decile_pp: that column lives in the directory names
 # (decile_pp=<d>/), so each file holds every CORPUS column but it.
-CORPUS_FILE = _schema("corpus", 8, [field for field in CORPUS if field.name != "decile_pp"])
+CORPUS_FILE = _schema("corpus", 9, [field for field in CORPUS if field.name != "decile_pp"])
 # A training selection: corpus rows in plain (unpartitioned) files.
-TRAINING = _schema("training", 8, list(CORPUS))
+TRAINING = _schema("training", 9, list(CORPUS))
 
 ALL = {"bitext": BITEXT, "rejects": REJECTS, "pairs": PAIRS, "scored": SCORED, "corpus": CORPUS, "training": TRAINING}
 

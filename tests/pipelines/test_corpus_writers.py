@@ -47,7 +47,7 @@ def test_a_score_that_ranks_no_pair_has_no_cuts_and_no_deciles(tmp_path):
     """Kendall τ of pairs that never share two words (a tiny model's translations): every pair
     unranked, no cut searched, the other scores ranked as ever."""
     table = scored_table(200, seed=5)
-    for column in ("kendall_tau", "kendall_z"):
+    for column in ("kendall_tau", "kendall_z_then_f1"):
         table = table.set_column(table.schema.get_field_index(column), column, pa.nulls(200, pa.float64()))
     summary = write_corpus(tmp_path, table, shards=2)
     corpus = pd.read_parquet(tmp_path / "corpus")

@@ -10,7 +10,7 @@ import pytest
 import schemas
 from corpus.diversity import kendall_z
 from corpus.ids import id_hash, id_hashes
-from corpus.scoring import trigram_then_f1
+from corpus.scoring import ties_ordered_by_f1
 from pipelines import deciles as stage
 from pipelines.io import dataset_files, write_part
 from pipelines.options import pipeline_options
@@ -40,8 +40,8 @@ def scored_table(n, seed=0):
         "reference_p_en": rng.random(n), "translation_p_en": rng.random(n),
         "unigram_f1": f1,
         "kendall_tau": pa.array(tau, mask=unranked),
-        "trigram_then_f1": trigram_then_f1(overlap, f1),
-        "kendall_z": pa.array(kendall_z(tau, rng.integers(2, 6, n)), mask=unranked),
+        "trigram_then_f1": ties_ordered_by_f1(overlap, f1),
+        "kendall_z_then_f1": pa.array(kendall_z(tau, rng.integers(2, 6, n)), mask=unranked),
     })
 
 
@@ -92,7 +92,7 @@ def test_deciles_are_equal_sized_ordered_and_shard_independent(tmp_path, table):
     assert (one["trigram_overlap"][one["decile_trigram"] < 5] == 0).all()  # the overlap's order kept, its ties ordered by F1
     no_trigram = one[one["trigram_overlap"] == 0]
     assert (no_trigram.groupby("decile_trigram").unigram_f1.max().to_numpy()[:-1] <= no_trigram.groupby("decile_trigram").unigram_f1.min().to_numpy()[1:]).all()
-    assert (one["decile_tau"][one["kendall_z"] == one["kendall_z"].max()] == 9).all()
+    assert (one["decile_tau"][one["kendall_z_then_f1"] == one["kendall_z_then_f1"].max()] == 9).all()
     summary = json.loads((root / "summary.json").read_text())
     assert sum(entry["rows"] for entry in summary["pp"].values()) == 3_001
     assert sum(entry["rows"] for entry in summary["tau"].values()) == 3_001 - unranked.sum()
