@@ -29,7 +29,7 @@ import schemas
 from corpus import translation_check
 from corpus.deciles import SCORERS
 from corpus.errors import InputError
-from corpus.outputs import read_json, reading
+from corpus.outputs import read_json, read_manifest, reading
 from corpus.selection import Rules, Sample
 from pipelines import io
 from pipelines.batches import BATCH_ROWS
@@ -39,7 +39,7 @@ from pipelines.score import export_encoder_vectors, score_pairs, sha256_of
 from pipelines.select import select_top_half, select_training_set
 from pipelines.stats import GROUPS, write_corpus_stats
 from workflows.backtranslate import BackTranslate
-from workflows.base import StageTask, in_workdir, read_manifest
+from workflows.base import StageTask, in_workdir
 from workflows.config import (
     NONE,
     CorpusParameter,

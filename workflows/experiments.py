@@ -39,11 +39,11 @@ from luigi.util import inherits
 
 from corpus import languages
 from corpus.errors import InputError
-from corpus.outputs import read_json
+from corpus.outputs import MANIFEST, read_json, read_manifest
 from corpus.selection import ALL_DECILES, AUTO, Rules, parse_deciles, passing_per_decile
 from models.configs import MODEL_NAMES
 from pipelines.batches import iter_tables
-from workflows.base import CODE_VERSION, MANIFEST, StageTask, in_workdir, read_manifest, stage_tree
+from workflows.base import CODE_VERSION, StageTask, in_workdir, stage_tree
 from workflows.config import NONE, AbsolutePath, OptionalPath, config_from, count_parameter
 from workflows.corpus import (
     AssignDeciles,

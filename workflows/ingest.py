@@ -17,8 +17,9 @@ from corpus.readers import DEFAULT_MAX_LINE_BYTES, InputUnit
 from pipelines import io
 from pipelines.ingest import ingest
 from pipelines.rawshards import DEFAULT_SHARD_ROWS, ShardPlan, plan_shards
-from workflows.base import StageTask, log
+from workflows.base import StageTask
 from workflows.config import CorpusParameter
+from workflows.console import STAGES as log
 
 # Share of an input's lines that, rejected, earns a warning on the console.
 REJECTED_SHARE_WARNING = 0.05
