@@ -1,7 +1,7 @@
 """Readers for the three input layouts; every malformed line becomes a Reject, never an exception.
 
 The readers take iterables of raw byte lines (what any file object yields, or
-``corpus.inputs.read_lines``, which puts a Reject in place of a line it cannot vouch for), so the
+``corpus.lines.read_lines``, which puts a Reject in place of a line it cannot vouch for), so the
 same code serves plain files, gzip streams and tests. Line numbers are 1-based.
 
 Input specifications (``parse_input_spec``), comma-separated:

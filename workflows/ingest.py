@@ -28,7 +28,7 @@ REJECTED_SHARE_WARNING = 0.05
 # 51.4M ingest reads 18,000–20,500 lines/s on 2 cores). Below it a stage runs in process: the 400
 # demo lines took 5.6 CPU s and 12 s there, 11.8 CPU s and 22 s on two workers (2 loaded cores).
 LINES_PER_WORKER = 200_000
-# Where a stage decompresses gzip inputs once (corpus.inputs.decompressed_copy), in its partial
+# Where a stage decompresses gzip inputs once (corpus.lines.decompressed_copy), in its partial
 # output; removed when the stage ends.
 PLAIN_COPIES = ".plain-copies"
 

@@ -9,8 +9,8 @@ from functools import cached_property
 from pathlib import Path
 
 import schemas
-from corpus.inputs import TranslationFile, plain_copy, resolve_translations
 from corpus.outputs import digest_of
+from corpus.translation_files import TranslationFile, plain_copy, resolve_translations
 from models.nmt.model import NmtModel
 from pipelines import io
 from pipelines.batches import shard_number
