@@ -14,9 +14,11 @@ from corpus.errors import InputError
 from models import featurizers, training_pairs
 from models.configs import EncoderConfig, TrainConfig
 from models.encode import load_encoder
-from models.featurizers import UNK, RaggedFile, TrigramFeaturizer, WordFeaturizer
+from models.featurizers import TrigramFeaturizer, WordFeaturizer
+from models.ragged import RaggedFile
 from models.trainer import Trainer, train_encoder
 from models.training_pairs import TrainingPairs, read_pairs, text_groups
+from models.vocabulary import UNK
 
 PAIRS = [("a dog runs .", "a dog is running ."), ("a cat sleeps .", "a cat is asleep ."),
          ("two men talk .", "two people are talking ."), ("the sun is up .", "it is morning .")]
