@@ -32,7 +32,7 @@ from corpus.errors import InputError
 from corpus.outputs import read_json, read_manifest, reading
 from corpus.selection import Rules, Sample
 from pipelines import io
-from pipelines.batches import BATCH_ROWS
+from pipelines.batches import VECTORIZED_BATCH_ROWS
 from pipelines.deciles import DEFAULT_SAMPLE, write_corpus
 from pipelines.release import import_release
 from pipelines.score import export_encoder_vectors, score_pairs, sha256_of
@@ -226,7 +226,7 @@ class ScorePairs(ReadsPairs, StageTask):
 
     pp_vectors = CorpusPath(default="", description="PP model as a word2vec/GloVe text vectors file.")
     pp_encoder = CorpusPath(default="", description="PP model as a trained Word Avg encoder over Moses words (a TrainEncoder --tokens words output directory).")
-    batch_rows = count_parameter(default=BATCH_ROWS, significant=False, description="Pairs per vectorized batch.")
+    batch_rows = count_parameter(default=VECTORIZED_BATCH_ROWS, significant=False, description="Pairs per vectorized batch.")
 
     @functools.cached_property
     def checked_pp_encoder(self) -> str:
