@@ -33,6 +33,7 @@ import stat
 from dataclasses import replace
 
 from corpus import languages
+from corpus.comma_lists import comma_items
 from corpus.errors import InputError
 from corpus.lines import HEAD_BYTES, GzipDamaged, compression_of, decompressed_copy, is_gzip
 from corpus.outputs import digest_of
@@ -51,7 +52,7 @@ FILE_KINDS = {stat.S_IFIFO: "pipe", stat.S_IFCHR: "character device", stat.S_IFB
 def source_languages(spec: str) -> tuple[str, ...]:
     """``--source-language``: comma-separated language codes, each as its standard code (the
     first is the pivot of inputs whose name does not say theirs); InputError for one that is not."""
-    codes = tuple(dict.fromkeys(languages.standard_code(tag) for tag in spec.split(",") if tag.strip()))
+    codes = tuple(dict.fromkeys(languages.standard_code(tag) for tag in comma_items(spec)))
     if not codes:
         raise InputError("--source-language is empty; give a language code such as cs or de")
     if languages.ENGLISH in codes:

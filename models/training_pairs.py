@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from corpus.comma_lists import comma_items
 from corpus.errors import InputError
 from corpus.readers import named_file, without_line_end
 
@@ -144,9 +145,7 @@ def training_sources(spec: str) -> list[tuple[Path, float]]:
     ``SHARE=path`` to take that share of its pairs (0 < SHARE ≤ 1; corpus.readers.named_file reads
     the item as the translations' NAME=file is read: a path that exists is a path)."""
     sources = []
-    for item in (part.strip() for part in spec.split(",")):
-        if not item:
-            continue
+    for item in comma_items(spec):
         share, path = named_file(item)
         try:
             value = float(share) if share else 1.0

@@ -50,7 +50,6 @@ MERGE_BATCH_ROWS = 2_048
 # Files merged at once (module docstring): all 514 parts of the paper's 51.4M lines took 1.4 GB.
 MERGE_FAN_IN = 64
 RUN_SCHEMA = pa.schema([("id", pa.string()), ("source", pa.string()), ("line", pa.int64())])
-REJECT_ORDER = [("source", "ascending"), ("line", "ascending"), ("reason", "ascending"), ("raw", "ascending")]
 
 
 @dataclass(frozen=True)

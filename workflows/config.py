@@ -11,6 +11,7 @@ from typing import Any
 
 import luigi
 
+from corpus.comma_lists import comma_items
 from corpus.readers import named_file
 from corpus.settings import choices_of, settings_of
 from pipelines.options import LINES_PER_WORKER, ROWS_PER_WORKER, SCORED_ROWS_PER_WORKER
@@ -77,9 +78,9 @@ class SourcesParameter(AbsolutePath):
         if not x:
             return x
         items = []
-        for item in (part.strip() for part in x.split(",")):
-            name, path = named_file(item) if item else ("", "")
-            items += [f"{name}={os.path.abspath(path)}" if name else os.path.abspath(item)] if item else []
+        for item in comma_items(x):
+            name, path = named_file(item)
+            items.append(f"{name}={os.path.abspath(path)}" if name else os.path.abspath(item))
         return ",".join(items)
 
 
