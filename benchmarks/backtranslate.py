@@ -222,7 +222,7 @@ def measure(args) -> None:
 
 
 def main() -> None:
-    from models.nmt.translate import DecodeOptions
+    from models.nmt.translate import CPU_HYPOTHESIS_TOKENS, GPU_BATCH_TOKENS, DecodeOptions
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", type=Path, action="append", help="folder with nmt.json (ConvertTranslator output); repeat for several")
@@ -230,7 +230,7 @@ def main() -> None:
     parser.add_argument("--source", type=Path, help="Czech sentences, one a line (default: newstest2021 or the demo)")
     parser.add_argument("--sentences", type=int, default=1000)
     parser.add_argument("--beam", type=int, default=DecodeOptions.beam_size)
-    parser.add_argument("--batch-tokens", type=int, default=DecodeOptions.batch_tokens, help="decoder batch token budget (0: 6144 ÷ beam on the CPU, 16384 on a GPU)")
+    parser.add_argument("--batch-tokens", type=int, default=DecodeOptions.batch_tokens, help=f"decoder batch token budget (0: {CPU_HYPOTHESIS_TOKENS} ÷ beam on the CPU, {GPU_BATCH_TOKENS} on a GPU)")
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     parser.add_argument("--compute-type", default="auto", help="CTranslate2's compute type of the ct2, beam and stage rows (auto: the device's default; int8 on a CPU is about twice as fast)")
     parser.add_argument("--threads", type=int, default=0, help="CPU threads of the in-process engines (0 = all cores)")

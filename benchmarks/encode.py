@@ -34,7 +34,8 @@ MODELS = (("Word Avg (pieces)", "word_avg"), ("Trigram Avg", "trigram_avg"), ("T
 def old_trigram_rows(featurizer, sentences: Sequence[str]):
     """Trigram ids one sentence at a time, as before: every 3-character window of the padded,
     lowercased, whitespace-collapsed sentence as a string, looked up in the vocabulary's dict."""
-    from models.featurizers import UNK, Ragged
+    from models.ragged import Ragged
+    from models.vocabulary import UNK
 
     get = featurizer.vocabulary.index.get
     rows = []
@@ -46,7 +47,8 @@ def old_trigram_rows(featurizer, sentences: Sequence[str]):
 
 def old_piece_rows(featurizer, sentences: Sequence[str]):
     """Piece ids as Python lists chained into an array, as before (on one thread here)."""
-    from models.featurizers import UNK, Ragged
+    from models.ragged import Ragged
+    from models.vocabulary import UNK
 
     rows = featurizer.processor.encode([s.lower() for s in sentences], num_threads=1)
     return Ragged.from_rows([row or [UNK] for row in rows])

@@ -82,8 +82,9 @@ RESERVE_S = 5.0
 # 52 s, 30 s of them translating.
 STAGE_FIXED_S = 25.0
 # On a GPU, large decoder batches keep it busy (the beam search is bound by Python's steps, not
-# by arithmetic): 64k tokens × beam 12 is ~2,600 sentences of 25 pieces, a few GB of logits.
-GPU_BATCH_TOKENS, GPU_CHUNK_ROWS = 65_536, 8192
+# by arithmetic): 64k tokens × beam 12 is ~2,600 sentences of 25 pieces, a few GB of logits. The
+# plan's own choice for the H200, 4x the product's default (models.nmt.translate.GPU_BATCH_TOKENS).
+PLAN_BATCH_TOKENS, PLAN_CHUNK_ROWS = 65_536, 8192
 
 
 @dataclass(frozen=True)
@@ -105,7 +106,7 @@ class Sizes:
     accept_translations: str = ""  # the translation check's figures accepted (BackTranslate --accept-translations)
 
 
-REAL = Sizes("compact", 8000, 16, 0, 5000, GPU_BATCH_TOKENS, GPU_CHUNK_ROWS, {"word_avg": 800, "bilstm_avg": 200, "word_avg-cpu": 80})
+REAL = Sizes("compact", 8000, 16, 0, 5000, PLAN_BATCH_TOKENS, PLAN_CHUNK_ROWS, {"word_avg": 800, "bilstm_avg": 200, "word_avg-cpu": 80})
 # Toy size, every step real but as short as it can be (the test suite runs it): a tiny model
 # trained for 60 updates (fairseq's clock allows 90 s for them on a busy machine: a model this
 # short-trained decodes to the length limit, one to two seconds per sentence at beam 12 on a busy

@@ -227,13 +227,15 @@ def measure(name: str, folder: Path, pairs: list[tuple[str, str]], beams: list[i
 def main() -> None:
     import ctranslate2
 
+    from models.nmt.translate import CPU_HYPOTHESIS_TOKENS
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sentences", type=int, default=200, help="newstest2013 German sentences per model")
     parser.add_argument("--nllb-sentences", type=int, default=50, help="sentences for NLLB-200 (slow on a CPU)")
     parser.add_argument("--beams", default="5,12", help="comma-separated beam widths")
     parser.add_argument("--threads", type=int, default=2, help="CTranslate2 intra_threads")
     parser.add_argument("--batch-tokens", type=int, default=0,
-                        help="decoder batch token budget, sentences × longest source (0: the project's CPU default, 6144 ÷ beam)")
+                        help=f"decoder batch token budget, sentences × longest source (0: the project's CPU default, {CPU_HYPOTHESIS_TOKENS} ÷ beam)")
     parser.add_argument("--models", default=",".join(ARCHITECTURES), help=f"comma-separated subset of {','.join(ARCHITECTURES)}")
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "paranmt-bench",
                         help="where the converted random-weight models are kept")
@@ -253,7 +255,7 @@ def main() -> None:
                         args.batch_tokens)
     load_after = os.getloadavg()[0]
     print(f"\nCTranslate2 {ctranslate2.__version__} int8 on the CPU, {args.threads} threads, batches of "
-          f"{args.batch_tokens or 'the default (6144 ÷ beam)'} tokens, random weights, "
+          f"{args.batch_tokens or f'the default ({CPU_HYPOTHESIS_TOKENS} ÷ beam)'} tokens, random weights, "
           f"sources from {NEWSTEST.name}.deu; on {machine()}; load average {load_before:.1f} before, {load_after:.1f} after\n")
     print(markdown_table(["model", "parameters (M)", "beam", "sentences", "source tokens", "target tokens", "seconds",
                           "target tokens/s", "sentences/s", f"hours for {PROJECTED_SENTENCES:,} sentences",

@@ -151,11 +151,13 @@ def run_authors(n: int, vectors_path: str, tokenized: bool) -> tuple[float, floa
     return started
 
 
-def run_vectorized_core(n: int, vectors_path: str, batch_rows: int = 16_384) -> tuple[float, float]:
+def run_vectorized_core(n: int, vectors_path: str) -> tuple[float, float]:
+    """Overlap and similarity in the pipeline's batches (pipelines.batches.VECTORIZED_BATCH_ROWS)."""
     from corpus.overlap import trigram_overlap
     from corpus.similarity import WordAverager
     from corpus.tokenbatch import TokenBatch
     from corpus.wordvec import load_vectors
+    from pipelines.batches import VECTORIZED_BATCH_ROWS as batch_rows
 
     model = WordAverager(*load_vectors(vectors_path))
     references, translations = (generated_tokens(side) for side in generate_pairs(n))
@@ -167,12 +169,13 @@ def run_vectorized_core(n: int, vectors_path: str, batch_rows: int = 16_384) -> 
     return started
 
 
-def run_language(n: int, vectorized: bool, batch_rows: int = 16_384) -> tuple[float, float]:
-    """P(English) of both sides: over whole batches (``corpus.language``), or by langid.py's own
+def run_language(n: int, vectorized: bool) -> tuple[float, float]:
+    """P(English) of both sides: over the pipeline's batches (``corpus.language``), or by langid.py's own
     ``rank`` one sentence at a time."""
     references, translations = generate_pairs(n)
     if vectorized:
         from corpus.language import LanguageModel
+        from pipelines.batches import VECTORIZED_BATCH_ROWS as batch_rows
 
         model = LanguageModel.load()
         started = clock()

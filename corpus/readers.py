@@ -1,7 +1,7 @@
 """Readers for the three input layouts; every malformed line becomes a Reject, never an exception.
 
 The readers take iterables of raw byte lines (what any file object yields, or
-``corpus.inputs.read_lines``, which puts a Reject in place of a line it cannot vouch for), so the
+``corpus.lines.read_lines``, which puts a Reject in place of a line it cannot vouch for), so the
 same code serves plain files, gzip streams and tests. Line numbers are 1-based.
 
 Input specifications (``parse_input_spec``), comma-separated:
@@ -23,6 +23,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import zip_longest
 
+from corpus.comma_lists import comma_items
 from corpus.errors import InputError
 from corpus.ids import line_id
 
@@ -146,11 +147,10 @@ def parse_input_spec(spec: str) -> list[tuple[str, str | None]]:
 
 def _listed_items(spec: str) -> Iterator[str]:
     """The comma-separated items of ``spec``, each ``@FILE`` replaced by the items it lists."""
-    for item in (part.strip() for part in spec.split(",")):
+    for item in comma_items(spec):
         listing = item[1:]
         if not item.startswith("@") or os.path.lexists(item) or not os.path.lexists(listing):
-            if item:
-                yield item
+            yield item
             continue
         try:  # utf-8-sig: a byte-order mark (Windows Notepad writes one) is not part of the first item
             with open(listing, encoding="utf-8-sig") as handle:

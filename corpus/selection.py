@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from corpus.comma_lists import comma_items
 from corpus.deciles import SCORERS
 from corpus.errors import InputError
 from corpus.ids import text_keys
@@ -44,7 +45,7 @@ def parse_deciles(text: str) -> tuple[int, ...]:
     if text.strip().lower() == ALL_DECILES:
         return ()
     try:
-        values = tuple(sorted({int(part) for part in text.split(",") if part.strip()}))
+        values = tuple(sorted({int(part) for part in comma_items(text)}))
     except ValueError:
         raise InputError(f"--decile: comma-separated deciles 0-9 expected, got {text!r}") from None
     if any(not 0 <= value <= 9 for value in values):

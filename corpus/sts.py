@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from corpus.errors import InputError
-from corpus.fetch import fetch_hint
+from corpus.evaluation_data import fetch_hint
 from corpus.readers import split_lines
 
 # The paper's test suite (SPEC.md section 7). 2013 SMT is absent: its input is LDC-licensed and

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from corpus.errors import InputError
-from corpus.fetch import fetch_hint
+from corpus.evaluation_data import fetch_hint
 from corpus.readers import split_lines
 
 # The nine tasks in the paper's Table 8 column order.

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from corpus.comma_lists import comma_items
 from corpus.errors import InputError
 from corpus.language import LanguageModel
 
@@ -82,7 +83,7 @@ def translation_figures(sources: list[str], translations: list[str]) -> dict[str
 
 def accepted_figures(spec: str) -> set[str]:
     """``--accept-translations``: comma-separated figure names; InputError for another name."""
-    names = {name.strip() for name in spec.split(",") if name.strip()}
+    names = set(comma_items(spec))
     if unknown := sorted(names - set(NAMES)):
         raise InputError(f"--accept-translations: unknown figure(s) {unknown}; choose from {', '.join(NAMES)}")
     return names

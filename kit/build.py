@@ -23,6 +23,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from corpus.comma_lists import comma_items
 from corpus.errors import InputError
 
 PACKAGE = "paranmt"
@@ -92,7 +93,7 @@ def parse_have(text: str) -> dict[str, Version | None]:
         except OSError as error:
             raise InputError(f"--have {text}: {error.strerror}") from None
     have = {}
-    for entry in filter(None, (part.strip() for part in text.split(","))):
+    for entry in comma_items(text):
         name, _, version = entry.partition("==")
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name) or (_ and not re.fullmatch(r"[0-9][0-9A-Za-z.+!-]*", version)):
             raise InputError(f"--have {entry}: give a distribution name, or name==version")
@@ -111,7 +112,7 @@ def carried_despite_have(roots: list[Requirement], have: dict[str, Version | Non
 
 
 def parse_names(option: str, text: str) -> set[str]:
-    names = {canonicalize_name(part.strip()) for part in text.split(",") if part.strip()}
+    names = {canonicalize_name(part) for part in comma_items(text)}
     if bad := sorted(name for name in names if not re.fullmatch(r"[a-z0-9][a-z0-9._-]*", name)):
         raise InputError(f"{option} {','.join(bad)}: give distribution names separated by commas")
     return names

@@ -18,7 +18,8 @@ import torch
 from models.configs import EncoderConfig
 from models.encoder_io import Featurizers, load_model
 from models.encoders import Encoder, Inputs, on_device
-from models.featurizers import SPECIALS, WordFeaturizer, featurize, take
+from models.featurizers import WordFeaturizer, featurize, take
+from models.vocabulary import SPECIALS
 
 # Averaging models featurize and embed this many sentences at a time, whatever the batch size:
 # an average costs the same in any batch, and this many amortize each call's fixed work (a

@@ -25,7 +25,8 @@ from corpus.files import write_atomically
 from corpus.outputs import is_output, read_json, reading, verified_manifest
 from models.configs import EncoderConfig
 from models.encoders import Encoder, build_encoder, feature_kind
-from models.featurizers import FEATURIZERS, IdRows, PieceFeaturizer, SentenceBatches
+from models.featurizers import FEATURIZERS, PieceFeaturizer, SentenceBatches
+from models.ragged import IdRows
 
 FORMAT = 1
 CONFIG, WEIGHTS, FEATURES = "config.json", "model.pt", "features"
@@ -38,7 +39,7 @@ def fit_featurizers(
 ) -> tuple[Featurizers, dict[str, IdRows]]:
     """One featurizer per feature the model reads, fitted on the training sentences, and
     those sentences featurized (int32 ids; with ``store``, in files there, one per feature:
-    ``models.featurizers.RaggedFile``). ``extra_words`` (the pretrained vectors' words) join
+    ``models.ragged.RaggedFile``). ``extra_words`` (the pretrained vectors' words) join
     the word vocabulary after the training words, so words seen only in the vectors keep their
     vector. A batch's words are its sentences' ``*_tok`` strings, when the corpus has them
     (``models.featurizers``)."""

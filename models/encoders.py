@@ -28,7 +28,8 @@ from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence
 
 from corpus.errors import InputError
 from models.configs import MODEL_NAMES, EncoderConfig
-from models.featurizers import PAD, Ragged
+from models.ragged import Ragged
+from models.vocabulary import PAD
 
 Inputs = dict[str, Ragged]
 # On the CPU, LSTM rows run together while their padded area is within this factor of their

@@ -3,7 +3,7 @@
 Every featurizer shares one id convention: 0 is padding, 1 is the unknown symbol, so a
 model can pad any feature the same way. A featurizer is fitted on the training sentences
 (its vocabulary is data, saved beside the model weights) and turns a list of sentences into
-one :class:`Ragged` array, the CSR layout ``EmbeddingBag`` consumes directly. Sentences may come
+one :class:`~models.ragged.Ragged` array, the CSR layout ``EmbeddingBag`` consumes directly. Sentences may come
 with their ``words``: the ``*_tok`` strings of a corpus (lowercased Moses tokens joined by one
 space, ``corpus.text.english_tokens``), made once when the corpus was built; the word
 featurizer then splits them instead of tokenizing again. A sentence with
@@ -22,25 +22,20 @@ time, and held as int32 ids: millions of sentences held as Python strings and li
 
 from __future__ import annotations
 
-import io
-import math
-import os
-import random
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from functools import partial
-from itertools import chain, islice
+from itertools import chain
 from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
 
 from corpus.text import tokenize
+from models.ragged import IdRows, Ragged, RaggedSpool
+from models.sentencepiece_training import train_sentencepiece
+from models.vocabulary import PAD, UNK, Vocabulary
 
-PAD, UNK = 0, 1
-SPECIALS = ("<pad>", "<unk>")
 # Sentences the pieces are trained on (a seeded sample of larger training sets): sentencepiece's
 # unigram trainer holds about 2 kB per sentence it samples (peak 2.14 GiB at 1M), and on the 250k
 # reference pairs a sample of 100k of their 500k sentences gives the same STS (±0.3) as all of
@@ -55,202 +50,6 @@ SentenceBatches = Callable[[bool], Iterable[tuple[Sequence[str], Sequence[str] |
 def one_batch(sentences: Sequence[str], words: Sequence[str] | None = None) -> SentenceBatches:
     """Sentences in memory as :data:`SentenceBatches`."""
     return lambda with_words: [(sentences, words if with_words else None)]
-
-
-@dataclass(frozen=True)
-class Ragged:
-    """Variable-length id rows: row ``i`` is ``values[offsets[i]:offsets[i + 1]]``."""
-
-    values: np.ndarray  # int64 (int32 for a training set: RaggedSpool), all rows concatenated
-    offsets: np.ndarray  # int64, len(rows) + 1, starts at 0
-
-    @classmethod
-    def from_rows(cls, rows: Sequence[Sequence[int]]) -> Ragged:
-        lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
-        offsets = np.zeros(len(rows) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-        values = np.fromiter(chain.from_iterable(rows), dtype=np.int64, count=int(offsets[-1]))
-        return cls(values, offsets)
-
-    @classmethod
-    def from_lengths(cls, values: np.ndarray, lengths: np.ndarray, empty: int = UNK) -> Ragged:
-        """Consecutive rows of ``values`` (kept in their integer type) with the given
-        ``lengths``; an empty row gets the single id ``empty`` (UNK: see the module docstring)."""
-        missing = lengths == 0
-        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-        np.cumsum(lengths + missing, out=offsets[1:])
-        if missing.any():
-            # Each value moves right by one place per empty row before its own.
-            filled = np.full(offsets[-1], empty, dtype=values.dtype)
-            filled[np.arange(len(values)) + np.repeat(np.cumsum(missing) - missing, lengths)] = values
-            values = filled
-        return cls(values, offsets)
-
-    def between(self, start: int, stop: int) -> Ragged:
-        """Rows ``start`` to ``stop`` (a view)."""
-        offsets = self.offsets[start : stop + 1]
-        return Ragged(self.values[offsets[0] : offsets[-1]], offsets - offsets[0])
-
-    def __len__(self) -> int:
-        return len(self.offsets) - 1
-
-    @property
-    def lengths(self) -> np.ndarray:
-        return np.diff(self.offsets)
-
-    def row_lengths(self, rows: np.ndarray) -> np.ndarray:
-        """The lengths of the selected rows, read from their offsets alone (not every row's:
-        a training set has tens of millions)."""
-        return self.offsets[rows + 1] - self.offsets[rows]
-
-    def row(self, index: int) -> np.ndarray:
-        return self.values[self.offsets[index] : self.offsets[index + 1]]
-
-    def take(self, rows: np.ndarray) -> Ragged:
-        """The selected rows, in the given order, with int64 ids (what the models read):
-        a vectorized gather, no Python loop."""
-        rows = np.asarray(rows, dtype=np.int64)
-        lengths = self.row_lengths(rows)
-        offsets = np.zeros(len(rows) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-        # Position j of output row r reads values[starts[r] + j].
-        starts = np.repeat(self.offsets[:-1][rows] - offsets[:-1], lengths)
-        return Ragged(self.values[starts + np.arange(offsets[-1])].astype(np.int64, copy=False), offsets)
-
-    def shuffled_rows(self, rows: np.ndarray, rng: np.random.Generator) -> Ragged:
-        """A copy whose selected rows have their ids in random order (word scrambling)."""
-        rows = np.asarray(rows, dtype=np.int64)
-        if not len(rows):
-            return self
-        lengths = self.row_lengths(rows)
-        positions = np.repeat(self.offsets[:-1][rows], lengths) + (
-            np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-        )
-        owner = np.repeat(np.arange(len(rows)), lengths)
-        # Sort each row's positions by a random key; rows stay in place.
-        order = np.lexsort((rng.random(len(positions)), owner))
-        values = self.values.copy()
-        values[positions] = self.values[positions[order]]
-        return Ragged(values, self.offsets)
-
-
-class RaggedSpool:
-    """Id rows added a batch at a time, then read back as one :class:`Ragged` of int32 ids
-    (every vocabulary has fewer than 2³¹ symbols).
-
-    With a ``path``, the rows go to two files, ``<path>.values`` (int32) and ``<path>.offsets``
-    (int64), and are read back from them (:class:`RaggedFile`): a training set of millions of
-    pairs stays on disk (at 2.7M pairs, 0.3 GB of ids held in memory made the trainer's peak
-    grow with the input: docs/2026-11-28-paper-size-end-to-end.md). Without one, they are kept
-    in memory."""
-
-    def __init__(self, path: Path | None = None):
-        self.path = path
-        self.ids = 0
-        self._parts: list[tuple[np.ndarray, np.ndarray]] = []
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            Path(f"{path}.values").write_bytes(b"")
-            Path(f"{path}.offsets").write_bytes(np.zeros(1, dtype=np.int64).tobytes())
-
-    def add(self, part: Ragged) -> None:
-        values, offsets = part.values.astype(np.int32, copy=False), part.offsets[1:] + self.ids
-        if self.path is None:
-            self._parts.append((values, offsets))
-        else:
-            for suffix, numbers in ((".values", values), (".offsets", offsets)):
-                with open(f"{self.path}{suffix}", "ab") as file:
-                    numbers.tofile(file)
-        self.ids += len(values)
-
-    def finished(self) -> IdRows:
-        """Every row added (read from the files, with a ``path``)."""
-        if self.path is None:
-            values = [values for values, _ in self._parts]
-            offsets = [np.zeros(1, dtype=np.int64), *(offsets for _, offsets in self._parts)]
-            return Ragged(np.concatenate(values) if values else np.zeros(0, dtype=np.int32), np.concatenate(offsets))
-        return RaggedFile(self.path)
-
-
-class RaggedFile:
-    """The id rows :class:`RaggedSpool` wrote to ``<path>.values`` and ``<path>.offsets``, read a
-    selection at a time with positioned reads, so only the selected rows' ids enter the
-    process's memory. (Mapped instead, each random read of a pool brought about 300 kB of the
-    file into the process's resident memory, a large page-cache folio it seems: 0.3-0.4 GiB for
-    an 8,000-row pool at 2.7M pairs, docs/2026-11-28-paper-size-end-to-end.md. Reading one
-    costs about 15 ms.)"""
-
-    def __init__(self, path: Path):
-        self.values_path, self.offsets_path = Path(f"{path}.values"), Path(f"{path}.offsets")
-        self.rows = self.offsets_path.stat().st_size // 8 - 1
-
-    def __len__(self) -> int:
-        return self.rows
-
-    def take(self, rows: np.ndarray) -> Ragged:
-        """The selected rows, in the given order, with int64 ids (what the models read)."""
-        rows = np.asarray(rows, dtype=np.int64)
-        with open(self.offsets_path, "rb") as offsets_file, open(self.values_path, "rb") as values_file:
-            read_offsets, read_values = partial(os.pread, offsets_file.fileno()), partial(os.pread, values_file.fileno())
-            bounds = np.frombuffer(b"".join([read_offsets(16, 8 * row) for row in rows.tolist()]), dtype=np.int64).reshape(-1, 2)
-            lengths = bounds[:, 1] - bounds[:, 0]
-            ids = b"".join([read_values(4 * length, 4 * start) for start, length in zip(bounds[:, 0].tolist(), lengths.tolist(), strict=True)])
-        offsets = np.zeros(len(rows) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-        return Ragged(np.frombuffer(ids, dtype=np.int32).astype(np.int64), offsets)
-
-    def between(self, start: int, stop: int) -> Ragged:
-        """Rows ``start`` to ``stop``, read into memory (int32 ids)."""
-        offsets = np.fromfile(self.offsets_path, dtype=np.int64, count=stop - start + 1, offset=8 * start)
-        values = np.fromfile(self.values_path, dtype=np.int32, count=int(offsets[-1] - offsets[0]), offset=4 * int(offsets[0]))
-        return Ragged(values, offsets - offsets[0])
-
-
-# A training set's id rows: in memory, or in RaggedSpool's files (read a selection at a time).
-IdRows = Ragged | RaggedFile
-
-
-class Vocabulary:
-    """Symbols ↔ ids with PAD = 0 and UNK = 1; saved as one symbol a line."""
-
-    def __init__(self, symbols: Iterable[str]):
-        self.symbols = list(SPECIALS) + [s for s in symbols if s not in SPECIALS]
-        self.index = {symbol: i for i, symbol in enumerate(self.symbols)}
-
-    @classmethod
-    def build(
-        cls, counts: Counter[str], min_count: int = 1, max_size: int | None = None, extra: Iterable[str] = ()
-    ) -> Vocabulary:
-        """Symbols seen at least ``min_count`` times, most frequent first (ties by symbol, so the
-        ids do not depend on input order), at most ``max_size`` of them; then ``extra``
-        symbols not already in (e.g. the words of a pretrained vector file)."""
-        return cls.from_ranked(sorted((s for s, c in counts.items() if c >= min_count), key=lambda s: (-counts[s], s)), max_size, extra)
-
-    @classmethod
-    def from_ranked(cls, ranked: list[str], max_size: int | None = None, extra: Iterable[str] = ()) -> Vocabulary:
-        """The first ``max_size`` of the ``ranked`` symbols, then the ``extra`` ones not already in."""
-        kept = ranked[:max_size] if max_size else ranked
-        seen = set(kept)
-        for symbol in extra:
-            if symbol not in seen:
-                seen.add(symbol)
-                kept.append(symbol)
-        return cls(kept)
-
-    def __len__(self) -> int:
-        return len(self.symbols)
-
-    def ids(self, symbols: Iterable[str]) -> list[int]:
-        get = self.index.get
-        return [get(symbol, UNK) for symbol in symbols] or [UNK]
-
-    def save(self, path: Path) -> None:
-        # Symbols never contain newlines: tokenizers split on whitespace, trigrams cannot span lines.
-        path.write_text("".join(f"{s}\n" for s in self.symbols[len(SPECIALS) :]), encoding="utf-8")
-
-    @classmethod
-    def load(cls, path: Path) -> Vocabulary:
-        return cls(path.read_text(encoding="utf-8").split("\n")[:-1])
 
 
 REMAP_ROWS = 1 << 20  # provisional rows remapped to the vocabulary's ids at a time (FirstSeen.rows)
@@ -500,53 +299,6 @@ class PieceFeaturizer:
     @classmethod
     def load(cls, directory: Path) -> PieceFeaturizer:
         return cls((directory / "pieces.model").read_bytes())
-
-
-def train_sentencepiece(sentences: Iterable[str], seed: int, input_sentence_size: int = 0, **options) -> bytes:
-    """A sentencepiece model trained in memory, the same bytes on every machine and in every run:
-    seeded, with a fixed thread count (the pieces depend on how the work is split, not on the
-    cores), at most ``input_sentence_size`` sentences (0: all) drawn by :func:`seeded_sample`
-    (sentencepiece's own sample differed from one process to the next whatever its seed), the
-    vocabulary size a soft limit (a small corpus gets as many pieces as it supports instead of
-    failing), no BOS/EOS pieces; ``options`` are the trainer's own."""
-    import sentencepiece as spm
-
-    if input_sentence_size:
-        sample = seeded_sample(sentences, input_sentence_size, seed)
-        sample.reverse()
-        sentences = (sample.pop() for _ in range(len(sample)))  # in order, each let go once sentencepiece has copied it
-    model = io.BytesIO()
-    spm.set_random_generator_seed(seed)
-    spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(sentences), model_writer=model, hard_vocab_limit=False, bos_id=-1, eos_id=-1, num_threads=16, minloglevel=2, **options,
-    )
-    return model.getvalue()
-
-
-def seeded_sample(items: Iterable, size: int, seed: int) -> list:
-    """``size`` of ``items`` drawn uniformly without replacement (all of them when there are no
-    more), in one pass, the same for the same items and seed: reservoir sampling by Li's
-    algorithm L, which draws random numbers for the items it keeps, not for every item read."""
-    rng, items = random.Random(seed), iter(items)
-    sample = list(islice(items, size))
-    if len(sample) < size:
-        return sample
-
-    def log_uniform() -> float:  # log of a uniform draw in (0, 1]
-        return math.log(1.0 - rng.random())
-
-    log_weight = log_uniform() / size
-    while True:
-        # log(1 - e^w) = log(-expm1(w)): exact for the weights near 1 of a large sample
-        skipped = math.floor(log_uniform() / math.log(-math.expm1(log_weight))) if log_weight else 0
-        chosen = next(islice(items, skipped, None), _END)
-        if chosen is _END:
-            return sample
-        sample[rng.randrange(size)] = chosen
-        log_weight += log_uniform() / size
-
-
-_END = object()
 
 
 def hide_broken_torchaudio() -> None:

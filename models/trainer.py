@@ -44,15 +44,16 @@ from models.encoders import (
     resolve_embed_dim,
     token_initialization,
 )
-from models.featurizers import RaggedFile, SentenceBatches, featurize_batches, take
+from models.featurizers import SentenceBatches, featurize_batches, take
 from models.losses import choose_negatives, initial_anchors, margin_loss, regularization
+from models.ragged import RaggedFile
 from models.training_pairs import TrainingPairs, text_groups
 
 # Under "paranmt", the logger whose INFO messages (the dev scores) the workflows' console shows.
 log = logging.getLogger("paranmt.trainer")
 
 CHECKPOINT, SUMMARY = "checkpoint.pt", "training.json"
-IDS = "ids"  # the featurized training set, on disk while the run lasts (models.featurizers.RaggedFile)
+IDS = "ids"  # the featurized training set, on disk while the run lasts (models.ragged.RaggedFile)
 Embed = Callable[[list[str]], np.ndarray]
 DevScore = Callable[[Embed], float]
 

@@ -2,7 +2,7 @@
 
 A training set can be millions of pairs (ParaNMT-50M's top decile is 5.1M). Held whole as
 Python strings and their token lists, 2.7M pairs took 7.8 GB (docs/2026-11-27-training-memory.md).
-The trainer therefore never holds the sentences: it reads them in batches of :data:`BATCH_ROWS`
+The trainer therefore never holds the sentences: it reads them in batches of :data:`READ_BATCH_ROWS`
 rows, once per pass (counting, fitting the featurizers, featurizing), and keeps only their ids.
 """
 
@@ -17,12 +17,14 @@ from pathlib import Path
 
 import numpy as np
 
+from corpus.comma_lists import comma_items
 from corpus.errors import InputError
 from corpus.readers import named_file, without_line_end
 
 log = logging.getLogger("paranmt.trainer")
 
-BATCH_ROWS = 65_536
+# Pairs read from the training files (and featurized) at a time: the trainer never holds them all.
+READ_BATCH_ROWS = 65_536
 DEFAULT_COLUMNS = ("reference", "translation")
 # The seed of the draws that take a share of a source's pairs (with the source's position).
 SHARE_SEED = 20_260_301
@@ -100,8 +102,8 @@ class TrainingPairs:
             raise InputError(f"need at least 2 sentence pairs with two sides, got {len(first)} and {len(second)}")
 
         def read(with_words: bool) -> Iterator[PairBatch]:
-            for start in range(0, len(first), BATCH_ROWS):
-                rows = slice(start, start + BATCH_ROWS)
+            for start in range(0, len(first), READ_BATCH_ROWS):
+                rows = slice(start, start + READ_BATCH_ROWS)
                 given = with_words and words is not None
                 yield PairBatch((list(first[rows]), list(second[rows])), (list(words[0][rows]), list(words[1][rows])) if given else None)
 
@@ -143,9 +145,7 @@ def training_sources(spec: str) -> list[tuple[Path, float]]:
     ``SHARE=path`` to take that share of its pairs (0 < SHARE ≤ 1; corpus.readers.named_file reads
     the item as the translations' NAME=file is read: a path that exists is a path)."""
     sources = []
-    for item in (part.strip() for part in spec.split(",")):
-        if not item:
-            continue
+    for item in comma_items(spec):
         share, path = named_file(item)
         try:
             value = float(share) if share else 1.0
@@ -228,7 +228,7 @@ def parquet_batches(files: list[Path], names: list[str]) -> Iterator[PairBatch]:
 
     for file in files:
         with streamed_parquet(file) as parquet:
-            for batch in parquet.iter_batches(BATCH_ROWS, columns=names):
+            for batch in parquet.iter_batches(READ_BATCH_ROWS, columns=names):
                 texts = [["" if text is None else str(text) for text in batch.column(name).to_pylist()] for name in names]
                 yield PairBatch((texts[0], texts[1]), (texts[2], texts[3]) if len(texts) == 4 else None)
 
@@ -247,7 +247,7 @@ def tsv_batches(path: Path) -> Iterator[PairBatch]:
                 raise InputError(f"{path}:{number}: expected two tab-separated sentences, got {len(parts)} field(s)")
             first.append(parts[0])
             second.append(parts[1])
-            if len(first) == BATCH_ROWS:
+            if len(first) == READ_BATCH_ROWS:
                 yield PairBatch((first, second), None)
                 first, second = [], []
     if first:

@@ -16,7 +16,8 @@ from corpus.deciles import check_scores
 from corpus.ids import id_hashes
 from corpus.outputs import reading, streamed_parquet
 
-BATCH_ROWS = 16_384
+# Rows read from Parquet, and pairs scored, a vectorized batch at a time (the --batch-rows of ScorePairs).
+VECTORIZED_BATCH_ROWS = 16_384
 _PARTITION = re.compile(r"(?:^|/)([A-Za-z_]\w*)=(-?\d+)(?=/)")
 _PART = re.compile(r"part-(\d+)(?:-[^/.]+)?\.parquet$")
 
@@ -36,7 +37,7 @@ def partition_values(path: str) -> dict[str, int]:
     return {name: int(value) for name, value in _PARTITION.findall(path.replace(os.sep, "/"))}
 
 
-def iter_tables(path: str, columns: list[str] | None = None, batch_rows: int = BATCH_ROWS) -> Iterator[pa.Table]:
+def iter_tables(path: str, columns: list[str] | None = None, batch_rows: int = VECTORIZED_BATCH_ROWS) -> Iterator[pa.Table]:
     """A Parquet file as tables of at most ``batch_rows`` rows, with today's columns (a file
     written by 0.3 is read whole and upgraded: ``schemas.upgraded``); hive partition keys from
     the path are added as int8 columns when asked for in ``columns``."""
@@ -62,7 +63,7 @@ def shard_files(paths: list[str]) -> dict[int, str]:
     return {shard_number(path): path for path in paths}
 
 
-def with_pairs(scored_path: str, pairs_path: str, batch_rows: int = BATCH_ROWS) -> Iterator[pa.Table]:
+def with_pairs(scored_path: str, pairs_path: str, batch_rows: int = VECTORIZED_BATCH_ROWS) -> Iterator[pa.Table]:
     """A ``scored`` shard's batches joined to their pairs: ``pairs_path``, the ``pairs`` shard of
     the same number, holds the same rows in the same order (ScorePairs writes them so), so
     equal-sized batches of the two files line up; their ids are compared, so a shard scored from

@@ -26,6 +26,16 @@ _WORKER_START_UP_NOISE = {"__main__": "ERROR", "apache_beam.options.pipeline_opt
 # in process, 16.8 s and 29 CPU s on two workers; of 0.25M, 5.1 s and 4.8 CPU s in process, 8.4 s
 # and 13.4 CPU s on two).
 ROWS_PER_WORKER = 1_000_000
+# Lines of raw input per DirectRunner worker process: about the 20 CPU s of work that
+# ROWS_PER_WORKER gives a scoring worker, at ~100 µs a line of real text (the
+# 51.4M ingest reads 18,000–20,500 lines/s on 2 cores). Below it a stage runs in process: the 400
+# demo lines took 5.6 CPU s and 12 s there, 11.8 CPU s and 22 s on two workers (2 loaded cores).
+LINES_PER_WORKER = 200_000
+# Scored translations per DirectRunner worker process: forced decoding is one pass of the model
+# (beam search's 0.5–15 sentences/s a CPU with published models, docs/2026-11-27-published-
+# translators-cpu.md, is a dozen passes), so about 50 a second with a Marian model: 1,000 are
+# about the 20 CPU s ROWS_PER_WORKER gives a worker (an estimate, not measured).
+SCORED_ROWS_PER_WORKER = 1_000
 
 # Runners named by a short name that Beam does not know: the project's corrected DaskRunner
 # (Beam's own is refused as "Unexpected pipeline runner" unless named by its dotted path).

@@ -2,7 +2,7 @@
 
 A shard is a run of ``shard_rows`` consecutive lines of one input (its last shard takes the rest),
 so the number of shards follows from the input's size. A plain file is cut at the byte offsets of
-its runs (one scan finds them, ``corpus.inputs.index_lines``), so any worker reads any shard of it;
+its runs (one scan finds them, ``corpus.lines.index_lines``), so any worker reads any shard of it;
 a gzip file cannot be entered in the middle, so one worker reads it through, writing its shards
 one after another (the stages give the pipeline a plain copy of each intact gzip input instead,
 ``corpus.inputs.plain_unit``, so that its shards too go to every worker; a damaged one is read
@@ -35,7 +35,7 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
 import schemas
-from corpus.inputs import LineIndex, index_lines, read_line_range, read_lines
+from corpus.lines import LineIndex, index_lines, read_line_range, read_lines
 from corpus.outputs import reading, streamed_parquet
 from corpus.readers import InputUnit, Reject
 from pipelines.batches import shard_number
@@ -50,7 +50,6 @@ MERGE_BATCH_ROWS = 2_048
 # Files merged at once (module docstring): all 514 parts of the paper's 51.4M lines took 1.4 GB.
 MERGE_FAN_IN = 64
 RUN_SCHEMA = pa.schema([("id", pa.string()), ("source", pa.string()), ("line", pa.int64())])
-REJECT_ORDER = [("source", "ascending"), ("line", "ascending"), ("reason", "ascending"), ("raw", "ascending")]
 
 
 @dataclass(frozen=True)
@@ -134,7 +133,7 @@ def _byte_range(index: LineIndex, run: int, last: bool) -> tuple[int, int | None
 def shard_lines(task: ReadTask) -> Iterator[tuple[Shard, list[Iterable]]]:
     """(shard, the line iterators of each of the unit's files in it), in order. A gzip input's
     iterators must be used up before the next shard's are taken (WriteShards does, read or skipped);
-    its last shard has one more iterable: its files' damage rejects (corpus.inputs.read_lines)."""
+    its last shard has one more iterable: its files' damage rejects (corpus.lines.read_lines)."""
     unit, files = task.unit, unit_files(task.unit)
     if task.shards[0].ranges is not None:
         for shard in task.shards:

@@ -21,7 +21,7 @@ from corpus.language import LanguageModel
 from corpus.scoring import score_texts
 from corpus.similarity import WordAverager
 from corpus.wordvec import load_vectors_cached
-from pipelines.batches import BATCH_ROWS, iter_tables, shard_number
+from pipelines.batches import VECTORIZED_BATCH_ROWS, iter_tables, shard_number
 from pipelines.io import file_rows, part_writer
 from pipelines.progress import Report, RunPipeline, Tally, complete_rows, run_reporting
 
@@ -41,7 +41,7 @@ def score_table(table: pa.Table, model: WordAverager, language: LanguageModel) -
 
 
 class ScoreShard(beam.DoFn):
-    def __init__(self, vectors_path: str, scored_dir: str, batch_rows: int = BATCH_ROWS):
+    def __init__(self, vectors_path: str, scored_dir: str, batch_rows: int = VECTORIZED_BATCH_ROWS):
         self.vectors_path, self.scored_dir, self.batch_rows = vectors_path, scored_dir, batch_rows
 
     def setup(self):
@@ -56,7 +56,7 @@ class ScoreShard(beam.DoFn):
         yield writer.rows
 
 
-def build_score(pipeline: beam.Pipeline, pairs_files: list[str], scored_dir: str, vectors_path: str, batch_rows: int = BATCH_ROWS):
+def build_score(pipeline: beam.Pipeline, pairs_files: list[str], scored_dir: str, vectors_path: str, batch_rows: int = VECTORIZED_BATCH_ROWS):
     """Add the scoring transforms; returns the PCollection of rows written per shard."""
     return (
         pipeline
@@ -65,7 +65,7 @@ def build_score(pipeline: beam.Pipeline, pairs_files: list[str], scored_dir: str
     )
 
 
-def score_pairs(run_pipeline: RunPipeline, pairs_files: list[str], scored_dir: str, vectors_path: str, batch_rows: int = BATCH_ROWS, report: Report | None = None) -> None:
+def score_pairs(run_pipeline: RunPipeline, pairs_files: list[str], scored_dir: str, vectors_path: str, batch_rows: int = VECTORIZED_BATCH_ROWS, report: Report | None = None) -> None:
     """Score every ``pairs`` file into ``scored_dir``; ``report`` gets the pairs scored while it runs."""
     tally = Tally(lambda: complete_rows(scored_dir), file_rows(pairs_files), "pairs scored", "pairs")
     run_reporting(run_pipeline, lambda p: build_score(p, pairs_files, scored_dir, vectors_path, batch_rows), tally, report)

@@ -33,9 +33,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 import schemas
-from corpus.inputs import TranslationFile, TranslationReader, id_part
 from corpus.outputs import reading
 from corpus.readers import Reject, decode_line, without_line_end
+from corpus.translation_files import TranslationFile, TranslationReader, id_part
 from pipelines.batches import shard_number
 from pipelines.pairs import pairs_table, write_pairs_part
 from pipelines.progress import UNWATCHED, Marks

@@ -15,7 +15,7 @@ from luigi.cmdline_parser import CmdlineParser
 import benchmarks.__main__ as benchmark_runner
 import kit.cli
 import workflows  # noqa: F401 - registers the tasks the commands name
-from corpus import fetch as fetcher
+from fetch import evaluation_data as fetcher
 from models import cli
 
 REPO = Path(__file__).resolve().parents[1]

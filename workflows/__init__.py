@@ -1,6 +1,7 @@
 """Luigi tasks; ``luigi --module workflows BuildParaNMT --local-scheduler`` runs the pipeline."""
 
 
+from workflows import console, console_errors
 from workflows.backtranslate import BackTranslate
 from workflows.build import BuildParaNMT
 from workflows.corpus import (
@@ -38,6 +39,8 @@ from workflows.transfer import EvaluateTransfer
 from workflows.translations import ImportTranslations
 
 apply_package_defaults()  # read when a task is made, after this import: luigi.cfg overrides them
+console.install()
+console_errors.install()
 
 __all__ = [
     "AssignDeciles",

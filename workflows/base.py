@@ -14,22 +14,14 @@ instead of building the same output beside it.
 from __future__ import annotations
 
 import contextlib
-import errno
-import fcntl
 import functools
 import hashlib
 import json
-import logging
 import os
-import re
 import shutil
-import sys
-import threading
 import time
-import traceback
 import uuid
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any, ClassVar
@@ -37,35 +29,38 @@ from typing import Any, ClassVar
 import apache_beam as beam
 import luigi
 from luigi.task import flatten
-from luigi.task_register import Register
 
 import schemas
-from corpus.errors import InputError
 from corpus.files import LATEST, write_atomically
 from corpus.inputs import content_identity
-from corpus.outputs import (  # noqa: F401 - read_manifest and MANIFEST: for the stages
+from corpus.outputs import (
     MANIFEST,
     DamagedOutput,
     committed_files,
-    content_digest,
     damaged,
     dataset_of,
-    file_version,
     partial_dir,
-    read_manifest,
     verified_manifest,
 )
 from pipelines.io import file_rows
 from pipelines.options import ROWS_PER_WORKER, pipeline_options
 from pipelines.progress import RunPipeline
-from pipelines.worker_hangs import WorkerProcessDied, one_line_if_a_worker_dies
+from pipelines.worker_hangs import one_line_if_a_worker_dies
 from workflows.central_scheduler import WorkDirectoryTask, work_directory_digest
 from workflows.config import AbsolutePath, paranmt
 from workflows.console import STAGES as log
 from workflows.console import interrupted, log_level
+from workflows.console_errors import users_mistake, worker_tracebacks_dropped
+from workflows.fingerprints import (
+    SPELLED_INPUTS,
+    check_input_file,
+    check_unchanged,
+    exclusive_lock,
+    file_fingerprint,
+    input_versions,
+    paths_as_contents,
+)
 
-# Parameters that name input files as corpus.inputs specifications (comma-separated, globs, ``a::b``).
-SPELLED_INPUTS = {"inputs", "files", "pairs", "translations"}
 # The keys every manifest has (StageTask._build_into): a stage's summary (what build returns) may
 # not use them, or one key would mean two things and one of them would be lost.
 MANIFEST_OWN_KEYS = frozenset({"stage", "task_id", "fingerprint", "code", "parameters", "input_files", "upstream", "seconds", "files"})
@@ -75,287 +70,8 @@ MANIFEST_OWN_KEYS = frozenset({"stage", "task_id", "fingerprint", "code", "param
 # bytes, not its path), so outputs of 0.3, which knew inputs by path, are built once again.
 CODE_VERSION = {"paranmt": version("paranmt"), "schemas": sorted(schemas.version_of(schema) for schema in schemas.ALL.values()),
                 "inputs": "content"}
-
-
-def users_mistake(error: BaseException | None) -> str:
-    """The one line for an error that is the user's mistake ('' for a bug): an InputError (our
-    checks), and every error Luigi raises while it reads a parameter's value (a number that is
-    not one, a choice not offered, a value out of its range, a parameter unknown or missing),
-    named by the parameter it was reading; a central scheduler that does not answer; a Beam
-    worker process that died (the out-of-memory killer)."""
-    if isinstance(error, InputError | luigi.parameter.ParameterException | WorkerProcessDied):
-        return str(error)
-    if isinstance(error, luigi.rpc.RPCError):
-        return f"{error}: is luigid running there? (--local-scheduler runs without it)"
-    if storage := _storage_problem(error):
-        return storage
-    if isinstance(error, RuntimeError) and (in_worker := worker_mistake(str(error))):
-        return in_worker
-    if (frames := _luigi_frames(error, "parameter.py")) is not None:
-        return f"{_parameter_named(frames)}{error}"
-    context = error.__cause__ or error.__context__ if error is not None else None
-    if (frames := _luigi_frames(error, "task.py")) is not None and (inner := _luigi_frames(context, "parameter.py")) is not None:
-        return f"{_parameter_named(inner) or _parameter_named(frames)}{context}"  # Luigi re-raised it
-    return ""
-
-
-# Errors of the place outputs are written, not of the code: a read-only or full file system, a
-# quota, no permission, a file where a folder should be.
-_STORAGE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOTDIR}
-
-
-def _storage_problem(error: BaseException | None) -> str:
-    """``<path>: <reason>`` for a storage error anywhere in ``error``'s chain (a Beam worker's
-    error arrives wrapped in the runner's), naming the work directory when the system names no
-    file; '' for anything else."""
-    seen = set()
-    while error is not None and id(error) not in seen:
-        seen.add(id(error))
-        if isinstance(error, OSError) and error.errno in _STORAGE_ERRNOS:
-            return f"{error.filename or paranmt().workdir}: {error.strerror}"
-        error = error.__cause__ or error.__context__
-    return ""
-
-
-# The line that ends a traceback: ``name: message``, Beam's ``[while running 'step']`` after it.
-_ERROR_LINE = re.compile(r"^(?:RuntimeError: )?([A-Za-z_][\w.]*): (.*?)(?: \[while running '[^']*'\])*$", re.MULTILINE)
-_OS_ERROR = re.compile(r"^\[Errno (\d+)\] ([^:]+)(?:: '(.*)')?$")
-
-
-def _mistake_names(kind: type = InputError) -> set[str]:
-    return {kind.__name__}.union(*(_mistake_names(sub) for sub in kind.__subclasses__()))
-
-
-def worker_mistake(text: str) -> str:
-    """The one line for a user's mistake or a storage error that a Beam worker process met,
-    from the traceback text the runner passes on (its error arrives as a RuntimeError holding
-    the worker's traceback, or in a log record): '' when the text's last error is neither."""
-    text = text.replace("\\n", "\n").replace("\\'", "'").replace('\\"', '"')  # a log record's escaped traceback
-    for name, message in reversed(_ERROR_LINE.findall(text)):
-        if name.rsplit(".", 1)[-1] in _mistake_names():
-            return message
-        if (system := _OS_ERROR.match(message)) and int(system[1]) in _STORAGE_ERRNOS:
-            return f"{system[3] or paranmt().workdir}: {system[2]}"
-        if not name.endswith("Error"):
-            continue  # a line of the traceback that only looks like an error's
-        return ""
-    return ""
-
-
-@contextmanager
-def worker_tracebacks_dropped(worker_died: Callable[[], bool] = lambda: False) -> Iterator[None]:
-    """DirectRunner worker processes print a failing bundle's traceback on the standard error
-    they share with this process, besides sending it to the runner; when its error is the
-    user's mistake (``worker_mistake``), or follows the death of a worker process
-    (``worker_died``: the run's error says it), Luigi's one line says it, so while the pipeline
-    runs standard error goes through a pipe whose reader drops those tracebacks and passes every
-    other line on."""
-    sys.stderr.flush()
-    terminal, (read_end, write_end) = os.dup(2), os.pipe()
-    os.dup2(write_end, 2)
-    os.close(write_end)
-    reader = threading.Thread(target=_pass_on_all_but_mistakes, args=(read_end, terminal, worker_died), daemon=True)
-    reader.start()
-    try:
-        yield
-    finally:
-        sys.stderr.flush()
-        os.dup2(terminal, 2)  # the workers have exited: the pipe's last writer is gone
-        reader.join(timeout=10)
-
-
-_CHAINED = (b"During handling of the above exception", b"The above exception was the direct cause")
-# Lines that start a block held back with its traceback: Python's own, a thread's, and a Beam
-# worker's report that it could not reach the runner's logging service (its traceback follows).
-_BLOCK_STARTS = (b"Traceback (most recent call last):", b"Exception in thread ", b"Failed to set up logging handler")
-
-
-def _pass_on_all_but_mistakes(read_end: int, terminal: int, worker_died: Callable[[], bool]) -> None:
-    """Copy lines from ``read_end`` to ``terminal``, leaving out each traceback block (from
-    ``Traceback (most recent call last):`` to the blank line after its error, chained ones
-    included) whose last error is the user's mistake; after a Ctrl-C, nothing (worker processes
-    still importing when it came print their tracebacks interleaved, which no block holds)."""
-    block: list[bytes] = []
-    with os.fdopen(read_end, "rb") as pipe, os.fdopen(terminal, "wb", buffering=0) as out:
-        for line in pipe:
-            if interrupted():
-                block = []
-                continue
-            if block and block[-1].strip() == b"" and not line.startswith(_CHAINED) and not block[-2].startswith((b" ", b"\n", *_CHAINED)):
-                _said(block, out, worker_died)
-                block = []
-            if block or line.startswith(_BLOCK_STARTS):
-                block.append(line)
-            else:
-                out.write(line)
-        _said(block, out, worker_died)
-
-
-def _said(block: list[bytes], out, worker_died: Callable[[], bool]) -> None:
-    """Pass a traceback block on unless it is a user's mistake, a worker's own report of the
-    Ctrl-C that stopped the run (said once, in one line, by workflows.console), or follows the
-    death of a worker process."""
-    if block and not (interrupted() or worker_died() or worker_mistake(b"".join(block).decode(errors="replace"))):
-        out.write(b"".join(block))
-
-
-def _luigi_frames(error: BaseException | None, module: str) -> list | None:
-    """The frames of a ValueError or TypeError raised in Luigi's ``module``, else None."""
-    if not isinstance(error, ValueError | TypeError) or error.__traceback__ is None:
-        return None
-    frames = [frame for frame, _ in traceback.walk_tb(error.__traceback__)]
-    return frames if frames[-1].f_code.co_filename.endswith(os.path.join("luigi", module)) else None
-
-
-def _parameter_named(frames: list) -> str:
-    """``--name: `` of the parameter the innermost of Luigi's frames was reading ('' if none)."""
-    for frame in reversed(frames):
-        names = frame.f_locals
-        if isinstance(names.get("param_name"), str):
-            return f"--{names['param_name'].replace('_', '-')}: "
-        if isinstance(names.get("section"), str) and isinstance(names.get("name"), str):
-            return f"--{names['section']}-{names['name'].replace('_', '-')}: "
-    return ""
-
-
-def _task_named_briefly(luigi_line: str) -> str:
-    """Luigi's line about a task (``[pid 7] Worker Worker(salt=…) failed    IngestBitext(inputs=…,
-    …)``, ``Will not run BackTranslate(…) or any dependencies due to error in deps() method``)
-    with each task named by its family alone and no worker: its parameters are hundreds of
-    characters the user typed, or did not."""
-    families = set(Register._get_reg()) | {"Worker"}
-    brief, position = [], 0
-    for match in re.finditer(r"\b([A-Z]\w*)\(", luigi_line):
-        if match.start() < position or match.group(1) not in families:
-            continue
-        depth, end = 0, match.end() - 1
-        for end in range(match.end() - 1, len(luigi_line)):
-            depth += {"(": 1, ")": -1}.get(luigi_line[end], 0)
-            if depth == 0:
-                break
-        brief.append(luigi_line[position : match.end() - 1])
-        position = end + 1
-    brief.append(luigi_line[position:])
-    text = re.sub(r"^\[pid \d+\] Worker Worker ", "", "".join(brief).rstrip(":"))
-    return " ".join(text.split())
-
-
-class _UsersMistakesInOneLine(logging.Filter):
-    """Luigi logs a failed task, or a failed start or check, with its traceback (attached, or
-    written into the message while the error is being handled); the user's mistake is not a
-    bug, so it is said in one line, first, with the task Luigi's message names after it.
-    Luigi logs an error it re-raises again where it is caught: the mistake is said once. A record
-    that asks for the error being handled when there is none (Luigi's retries to reach its
-    scheduler) loses the line that would say ``NoneType: None``."""
-
-    def __init__(self):
-        super().__init__()
-        self._said: BaseException | None = None
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.exc_info == (None, None, None):
-            record.exc_info = None
-        if record.exc_info:
-            error = record.exc_info[1]
-        else:
-            error = sys.exc_info()[1] if "Traceback (most recent call last)" in str(record.msg) else None
-        if mistake := users_mistake(error):
-            if error is self._said:
-                return False
-            self._said = error
-            record.msg, record.args = f"{mistake} [{_task_named_briefly(record.getMessage().split(chr(10), 1)[0])}]", ()
-            record.exc_info, record.exc_text = None, None
-        return True
-
-
-class _UsersMistakesOnceOnly(logging.Filter):
-    """Beam logs a failing step's error with its traceback before the runner raises it (a
-    worker process's, as text, once per bundle); when it is the user's mistake, Luigi's one
-    line (above) says it, so Beam's record is dropped."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.exc_info:
-            return not users_mistake(record.exc_info[1])
-        message = record.getMessage()
-        return not ("Traceback (most recent call last)" in message and worker_mistake(message))
-
-
-class _SilentAfterCtrlC(logging.Filter):
-    """After Ctrl-C, the errors of what it stopped (a Beam step, the task) are not reported: the
-    interruption is said once, in one line (workflows.console)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not interrupted()
-
-
-logging.getLogger("luigi-interface").addFilter(_UsersMistakesInOneLine())
-logging.getLogger("apache_beam.runners.common").addFilter(_UsersMistakesOnceOnly())
-logging.getLogger("apache_beam.runners.portability.local_job_service").addFilter(_UsersMistakesOnceOnly())
-for _logger in ("luigi-interface", "apache_beam.runners.common", "apache_beam.runners.portability.local_job_service"):
-    logging.getLogger(_logger).addFilter(_SilentAfterCtrlC())
 # A stage's running counts reach the console at most this often (every one reaches Luigi's status).
 PROGRESS_EVERY = 30.0
-
-
-def file_fingerprint(path: str) -> str:
-    """Identity of an input file: its size and a hash of its contents, not its path (the same
-    bytes under another mount, on another machine, in another installation are the same input),
-    so an edit is never mistaken for the old file, even one of the same size whose modification
-    time was put back (``cp -p``, ``rsync -t``, ``tar x``, ``curl -R``). The hash is computed once
-    per version of the file (``corpus.outputs.content_digest``). A missing file is reported by
-    ``StageTask.run`` in one line, not here (Luigi would print a traceback for an error while it
-    checks whether a task is complete)."""
-    real = os.path.realpath(path)  # one file under any of its names (``..``, a linked folder)
-    try:
-        version = file_version(real)
-    except FileNotFoundError:
-        return "missing"
-    if not os.path.isfile(real):  # refused in one line by check_input_file when the task runs
-        return "not-a-file"
-    return f"{version[2]}:{content_digest(real, *version)}"
-
-
-@contextmanager
-def exclusive_lock(path: Path, waiting_message: str) -> Iterator[None]:
-    """Hold an exclusive lock on ``path``, logging ``waiting_message`` and waiting while another
-    process holds it, so two runs on one work directory never build the same output. The
-    operating system releases the lock when its process dies, so a killed run blocks nothing."""
-    with open(path, "a") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            log.warning(waiting_message)
-            fcntl.flock(handle, fcntl.LOCK_EX)
-        yield
-
-
-def check_input_file(path: str) -> None:
-    """InputError naming ``path`` unless it is an existing regular file."""
-    if not os.path.exists(path):
-        raise InputError(f"{path}: no such file")
-    if not os.path.isfile(path):
-        raise InputError(f"{path} is a directory or a special file, expected a file")
-
-
-def input_versions(paths: list[str]) -> dict[str, tuple[int, ...] | None]:
-    """Each input file's version (``corpus.outputs.file_version``; None when it is gone)."""
-    versions: dict[str, tuple[int, ...] | None] = {}
-    for path in paths:
-        try:
-            versions[path] = file_version(path)
-        except OSError:
-            versions[path] = None
-    return versions
-
-
-def check_unchanged(stage: str, before: dict[str, tuple[int, ...] | None], after: dict[str, tuple[int, ...] | None]) -> None:
-    """InputError naming the first input that changed, appeared or vanished while the stage
-    read it: its output would hold the old file's rows under the new file's size and hash."""
-    for path in sorted(before.keys() | after.keys()):
-        if before.get(path) != after.get(path):
-            how = "appeared" if path not in before else "was removed" if after.get(path) is None else "changed"
-            raise InputError(f"{stage}: input {path} {how} while the stage read it; nothing was committed: "
-                             "run again once it no longer changes")
 
 
 def set_aside(final: Path) -> None:
@@ -376,24 +92,6 @@ def in_workdir(path: str | Path) -> str:
     with contextlib.suppress(ValueError):
         return str(Path(path).relative_to(workdir))
     return str(path)
-
-
-@functools.cache
-def path_parameter_names() -> frozenset[str]:
-    """Names of the parameters that name files, of every task: the inputs' and every AbsolutePath."""
-    names = set(SPELLED_INPUTS)
-    for task_class in Register._reg:
-        names.update(name for name, parameter in task_class.get_params() if isinstance(parameter, AbsolutePath))
-    return frozenset(names)
-
-
-def paths_as_contents(value: Any) -> Any:
-    """A dictionary parameter's value (another task's parameters: ``nmt``, a DataSourceComparison
-    source) with each file-naming parameter in it as the contents it names (content_identity)."""
-    if isinstance(value, dict):
-        return {key: content_identity(item) if key in path_parameter_names() and isinstance(item, str) and item else paths_as_contents(item)
-                for key, item in value.items()}
-    return value
 
 
 class StageTask(WorkDirectoryTask):

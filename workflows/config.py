@@ -11,8 +11,10 @@ from typing import Any
 
 import luigi
 
+from corpus.comma_lists import comma_items
 from corpus.readers import named_file
 from corpus.settings import choices_of, settings_of
+from pipelines.options import LINES_PER_WORKER, ROWS_PER_WORKER, SCORED_ROWS_PER_WORKER
 
 
 class AtLeast(luigi.NumericalParameter):
@@ -76,9 +78,9 @@ class SourcesParameter(AbsolutePath):
         if not x:
             return x
         items = []
-        for item in (part.strip() for part in x.split(",")):
-            name, path = named_file(item) if item else ("", "")
-            items += [f"{name}={os.path.abspath(path)}" if name else os.path.abspath(item)] if item else []
+        for item in comma_items(x):
+            name, path = named_file(item)
+            items.append(f"{name}={os.path.abspath(path)}" if name else os.path.abspath(item))
         return ",".join(items)
 
 
@@ -105,7 +107,7 @@ class paranmt(luigi.Config):  # noqa: N801 - the luigi.cfg section name
     runner = luigi.Parameter(default="DirectRunner", description="Beam runner: DirectRunner, DaskRunner, PortableRunner, FlinkRunner, SparkRunner, DataflowRunner.")
     dask_scheduler = luigi.Parameter(default="", description="DaskRunner: the dask.distributed scheduler's address, e.g. tcp://127.0.0.1:8786 (empty: a local cluster started for each stage).")
     dask_translation_resource = luigi.Parameter(default="", description="DaskRunner: the worker resource that translating and scoring by a translator need, e.g. GPU for workers started with --resources GPU=1: only they run those units, one at a time each with a model of its own (one model per GPU); the other stages run on any worker. Empty: any worker.")
-    direct_num_workers = count_parameter(default=0, minimum=0, description="DirectRunner worker processes (0 = by input size: in process below 1M rows, then one per 1M rows up to one per core; raw text: per 200,000 lines; 1 = in process).")
+    direct_num_workers = count_parameter(default=0, minimum=0, description=f"DirectRunner worker processes (0 = by input size: in process below {ROWS_PER_WORKER:,} rows, then one per {ROWS_PER_WORKER:,} rows up to one per core; raw text: per {LINES_PER_WORKER:,} lines; scored translations: per {SCORED_ROWS_PER_WORKER:,}; 1 = in process).")
     beam_args = luigi.Parameter(default="", description="Extra Beam pipeline options passed through verbatim, e.g. '--flink_master=host:8081'.")
 
 

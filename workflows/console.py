@@ -35,7 +35,8 @@ class _ConsoleFormat(logging.Formatter):
 
 def install() -> None:
     """One console handler on the root logger; Luigi's own messages go only to Luigi's handler
-    (without this they also reached a root handler: every Luigi line printed twice)."""
+    (without this they also reached a root handler: every Luigi line printed twice); Ctrl-C said
+    in one line. workflows/__init__.py calls it (again: nothing is installed twice)."""
     root = logging.getLogger()
     if not any(isinstance(handler.formatter, _ConsoleFormat) for handler in root.handlers):
         handler = logging.StreamHandler()
@@ -43,6 +44,7 @@ def install() -> None:
         root.addHandler(handler)
     _LUIGI.propagate = False
     STAGES.setLevel(logging.INFO)
+    _handle_ctrl_c()
 
 
 def log_level() -> int:
@@ -161,6 +163,3 @@ def _handle_ctrl_c() -> None:
         sys.excepthook = _interrupted_in_one_line(sys.excepthook)
         threading.excepthook = _quiet_after_ctrl_c(threading.excepthook)
 
-
-install()  # on import: every task module imports this one through workflows.base
-_handle_ctrl_c()

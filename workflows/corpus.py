@@ -29,17 +29,17 @@ import schemas
 from corpus import translation_check
 from corpus.deciles import SCORERS
 from corpus.errors import InputError
-from corpus.outputs import read_json, reading
+from corpus.outputs import read_json, read_manifest, reading
 from corpus.selection import Rules, Sample
 from pipelines import io
-from pipelines.batches import BATCH_ROWS
+from pipelines.batches import VECTORIZED_BATCH_ROWS
 from pipelines.deciles import DEFAULT_SAMPLE, write_corpus
 from pipelines.release import import_release
 from pipelines.score import export_encoder_vectors, score_pairs, sha256_of
 from pipelines.select import select_top_half, select_training_set
 from pipelines.stats import GROUPS, write_corpus_stats
 from workflows.backtranslate import BackTranslate
-from workflows.base import StageTask, in_workdir, read_manifest
+from workflows.base import StageTask, in_workdir
 from workflows.config import (
     NONE,
     CorpusParameter,
@@ -226,7 +226,7 @@ class ScorePairs(ReadsPairs, StageTask):
 
     pp_vectors = CorpusPath(default="", description="PP model as a word2vec/GloVe text vectors file.")
     pp_encoder = CorpusPath(default="", description="PP model as a trained Word Avg encoder over Moses words (a TrainEncoder --tokens words output directory).")
-    batch_rows = count_parameter(default=BATCH_ROWS, significant=False, description="Pairs per vectorized batch.")
+    batch_rows = count_parameter(default=VECTORIZED_BATCH_ROWS, significant=False, description="Pairs per vectorized batch.")
 
     @functools.cached_property
     def checked_pp_encoder(self) -> str:

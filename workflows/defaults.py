@@ -11,7 +11,7 @@ PACKAGE_DEFAULTS = {
     # the result always show; --log-level DEBUG adds every library's messages.
     # no_lock: Luigi's process lock compares command lines only, so the same command run in two
     # folders (other inputs, other work directories) was refused; each output has its own lock
-    # (workflows.base.exclusive_lock), which lets a second run on the same work directory wait.
+    # (workflows.fingerprints.exclusive_lock), which lets a second run on the same work directory wait.
     "core": {"log_level": "WARNING", "no_lock": "true"},
     # One GPU: at most one task that declares the resource {"gpu": 1} runs at a time.
     "resources": {"gpu": "1"},

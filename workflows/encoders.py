@@ -16,6 +16,7 @@ from pathlib import Path
 import luigi
 from luigi.util import inherits
 
+from corpus.comma_lists import comma_items
 from corpus.errors import InputError
 from corpus.outputs import read_json
 from models.configs import EncoderConfig, TrainConfig
@@ -110,14 +111,14 @@ class TrainEncoder(StageTask):
         self.progress(f"training {self.model} on {self.training_data()}")
         result = train_encoder(
             self.training_data(), partial_dir, encoder_config, train_config, dev=dev, word_vectors=self.word_vectors or None,
-            columns=tuple(self.columns.split(",")), progress=self.progress,
+            columns=tuple(comma_items(self.columns)), progress=self.progress,
         )
         (partial_dir / CHECKPOINT).unlink()  # optimizer state: only needed to resume
         summary = json.loads((partial_dir / "training.json").read_text())
         return {
             "model": self.model,
             "pairs": summary["pairs"],
-            "sources": TrainingPairs.from_path(self.training_data(), tuple(self.columns.split(","))).make_up(),
+            "sources": TrainingPairs.from_path(self.training_data(), tuple(comma_items(self.columns))).make_up(),
             "pairs_with_an_empty_side_left_out": summary["pairs_with_an_empty_side_left_out"],
             "steps": result.steps,
             "dev": {"set": self.dev_set if dev else None, "best_pearson": result.best_score, "history": result.dev_scores},

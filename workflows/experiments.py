@@ -38,12 +38,13 @@ from luigi.task import flatten
 from luigi.util import inherits
 
 from corpus import languages
+from corpus.comma_lists import comma_items
 from corpus.errors import InputError
-from corpus.outputs import read_json
+from corpus.outputs import MANIFEST, read_json, read_manifest
 from corpus.selection import ALL_DECILES, AUTO, Rules, parse_deciles, passing_per_decile
 from models.configs import MODEL_NAMES
 from pipelines.batches import iter_tables
-from workflows.base import CODE_VERSION, MANIFEST, StageTask, in_workdir, read_manifest, stage_tree
+from workflows.base import CODE_VERSION, StageTask, in_workdir, stage_tree
 from workflows.config import NONE, AbsolutePath, OptionalPath, config_from, count_parameter
 from workflows.corpus import (
     AssignDeciles,
@@ -71,12 +72,8 @@ DATA_SIZES = {
 }
 
 
-def _names(text: str) -> list[str]:
-    return [part.strip() for part in text.split(",") if part.strip()]
-
-
-def _model_names(text: str) -> list[str]:
-    names = _names(text)
+def model_names(text: str) -> list[str]:
+    names = comma_items(text)
     unknown = sorted(set(names) - set(MODEL_NAMES))
     if unknown or not names:
         raise InputError(f"unknown or no model(s) {unknown}; choose from {sorted(MODEL_NAMES)}")
@@ -259,7 +256,7 @@ class DecileSweep(Experiment):
     n_pairs = count_parameter(default=1_000_000, description="Pairs sampled per decile (the paper: 1M); all when a decile holds fewer.")
 
     def runs(self) -> dict[str, TrainOnFiltered]:
-        return {f"{s}/{d}": self.clone(TrainOnFiltered, scorer=s, decile=str(d)) for s in _names(self.scorers) for d in parse_deciles(self.deciles) or range(10)}
+        return {f"{s}/{d}": self.clone(TrainOnFiltered, scorer=s, decile=str(d)) for s in comma_items(self.scorers) for d in parse_deciles(self.deciles) or range(10)}
 
     def requires(self):
         self.check_sts()
@@ -389,10 +386,10 @@ class MegabatchAblation(OnTrainData, Experiment):
     probe_model = luigi.ChoiceParameter(choices=sorted(MODEL_NAMES), default="bilstm_avg", description="Encoder that embeds the pools for Table 6.")
 
     def sizes(self) -> list[int]:
-        return sorted({int(m) for m in _names(self.megabatches)})
+        return sorted({int(m) for m in comma_items(self.megabatches)})
 
     def runs(self) -> dict[str, EvaluateSTS]:
-        return {f"{m}/{size}": self.cell(model=m, megabatch=size) for m in _model_names(self.models) for size in self.sizes()}
+        return {f"{m}/{size}": self.cell(model=m, megabatch=size) for m in model_names(self.models) for size in self.sizes()}
 
     def probe_encoder(self) -> TrainEncoder:
         return self.encoder(model=self.probe_model, megabatch=max(self.sizes()))
@@ -409,7 +406,7 @@ class MegabatchAblation(OnTrainData, Experiment):
         probe = self.probe_encoder()
         encoder = load_on_device(probe.output_dir, self.device)
         self.progress(f"mining negatives with {probe.output_dir}")
-        pairs = read_pairs(probe.training_data(), tuple(self.columns.split(",")))
+        pairs = read_pairs(probe.training_data(), tuple(comma_items(self.columns)))
         negatives = negative_examples(encoder.encode, pairs, self.sizes(), self.batch_size, self.probes, self.seed)
         return megabatch_report(self.results(int), negatives, self.links())
 
@@ -439,7 +436,7 @@ class VectorBaselines(StageTask):
         from models.baselines import reference_sample, vector_baselines
         from models.training_pairs import read_pairs
 
-        pairs = read_pairs(self.training_data(), tuple(self.columns.split(",")))
+        pairs = read_pairs(self.training_data(), tuple(comma_items(self.columns)))
         self.reference = reference_sample(*pairs, self.reference_sentences, self.sample_seed)
         return vector_baselines(self.vectors, self.word_counts, self.reference)
 
@@ -516,7 +513,7 @@ class ModelTable(OnTrainData, Experiment):
     with_transfer = luigi.BoolParameter(default=False, description="Also Table 8: every row on the transfer tasks (EvaluateTransfer; needs --train-data).")
 
     def runs(self) -> dict[str, EvaluateSTS]:
-        return {m: self.cell(model=m) for m in _model_names(self.models)}
+        return {m: self.cell(model=m) for m in model_names(self.models)}
 
     def baselines(self) -> VectorBaselines | None:
         if self.without_baselines or not self.vectors:
@@ -530,7 +527,7 @@ class ModelTable(OnTrainData, Experiment):
         if not self.train_data:
             raise InputError("ModelTable --with-transfer needs --train-data (Table 8 of encoders trained on a corpus selection is not wired yet)")
         baselines = {"transfer/baselines": self.clone(TransferBaselinesOnTrainData)} if self.baselines() else {}
-        return {**{f"transfer/{m}": self.clone(EvaluateTransfer, model=m) for m in _model_names(self.models)}, **baselines}
+        return {**{f"transfer/{m}": self.clone(EvaluateTransfer, model=m) for m in model_names(self.models)}, **baselines}
 
     def requires(self):
         self.check_sts()
@@ -603,7 +600,7 @@ class DataSourceComparison(Experiment):
 
     def runs(self) -> dict[str, TrainOnFiltered]:
         size = self.equal_size()
-        return {f"{name}/{m}": self.clone(TrainOnFiltered, model=m, n_pairs=size, **spec) for name, spec in self.source_options().items() for m in _model_names(self.models)}
+        return {f"{name}/{m}": self.clone(TrainOnFiltered, model=m, n_pairs=size, **spec) for name, spec in self.source_options().items() for m in model_names(self.models)}
 
     def run(self):
         yield list(self.runs().values())  # known only once the samples exist: dynamic dependencies

@@ -16,18 +16,15 @@ from corpus.inputs import plain_unit, resolve_inputs, source_languages
 from corpus.readers import DEFAULT_MAX_LINE_BYTES, InputUnit
 from pipelines import io
 from pipelines.ingest import ingest
+from pipelines.options import LINES_PER_WORKER
 from pipelines.rawshards import DEFAULT_SHARD_ROWS, ShardPlan, plan_shards
-from workflows.base import StageTask, log
+from workflows.base import StageTask
 from workflows.config import CorpusParameter
+from workflows.console import STAGES as log
 
 # Share of an input's lines that, rejected, earns a warning on the console.
 REJECTED_SHARE_WARNING = 0.05
-# Lines of raw input per DirectRunner worker process: about the 20 CPU s of work that
-# pipelines.options.ROWS_PER_WORKER gives a scoring worker, at ~100 µs a line of real text (the
-# 51.4M ingest reads 18,000–20,500 lines/s on 2 cores). Below it a stage runs in process: the 400
-# demo lines took 5.6 CPU s and 12 s there, 11.8 CPU s and 22 s on two workers (2 loaded cores).
-LINES_PER_WORKER = 200_000
-# Where a stage decompresses gzip inputs once (corpus.inputs.decompressed_copy), in its partial
+# Where a stage decompresses gzip inputs once (corpus.lines.decompressed_copy), in its partial
 # output; removed when the stage ends.
 PLAIN_COPIES = ".plain-copies"
 

@@ -25,13 +25,14 @@ from luigi.util import inherits
 
 from corpus import judgments as judged_sets
 from corpus.agreement import Bootstrap
+from corpus.comma_lists import comma_items
 from corpus.errors import InputError
 from corpus.inputs import source_languages
 from workflows.base import StageTask
 from workflows.config import NONE, AbsolutePath, NoneSpelled, config_from, with_settings
 from workflows.corpus import ScorePairs
 from workflows.encoders import TrainEncoder, load_on_device, sts_files, sts_root
-from workflows.experiments import Experiment, OnTrainData, TrainOnFiltered, _model_names, _names
+from workflows.experiments import Experiment, OnTrainData, TrainOnFiltered, model_names
 from workflows.nmt import WMT21
 from workflows.transfer import transfer
 
@@ -84,14 +85,14 @@ class ScoresAgainstJudgments(OnTrainData, Experiment):
 
     def chosen_sets(self) -> dict:
         loaders = set_loaders()
-        names = [member for name in _names(self.judged_sets) for member in SET_GROUPS.get(name, (name,))]
+        names = [member for name in comma_items(self.judged_sets) for member in SET_GROUPS.get(name, (name,))]
         unknown = sorted(set(names) - set(loaders))
         if unknown:
             raise InputError(f"--judged-sets: unknown set(s) {unknown}; choose from {sorted({*loaders, *SET_GROUPS})}")
         return {name: loaders[name] for name in names}
 
     def encoder_tasks(self) -> dict[str, TrainEncoder]:
-        return {} if self.without_encoders else {m: self.encoder(model=m) for m in _model_names(self.models)}
+        return {} if self.without_encoders else {m: self.encoder(model=m) for m in model_names(self.models)}
 
     def pp_model_task(self) -> StageTask | None:
         """The stage that trains the PP model, None when --pp-vectors or --pp-encoder names it."""
@@ -112,7 +113,7 @@ class ScoresAgainstJudgments(OnTrainData, Experiment):
         return tasks
 
     def given_encoders(self) -> list[str]:
-        return [str(Path(path).resolve()) for path in _names(self.encoders)]
+        return [str(Path(path).resolve()) for path in comma_items(self.encoders)]
 
     def input_files(self) -> list[str]:
         folders = list(dict.fromkeys(folder for _, folder in self.chosen_sets().values() if folder != sts_root()))

@@ -9,11 +9,12 @@ from functools import cached_property
 from pathlib import Path
 
 import schemas
-from corpus.inputs import TranslationFile, plain_copy, resolve_translations
 from corpus.outputs import digest_of
+from corpus.translation_files import TranslationFile, plain_copy, resolve_translations
 from models.nmt.model import NmtModel
 from pipelines import io
 from pipelines.batches import shard_number
+from pipelines.options import LINES_PER_WORKER, SCORED_ROWS_PER_WORKER
 from pipelines.progress import Tally
 from pipelines.translations import (
     STAGE,
@@ -26,18 +27,11 @@ from pipelines.translations import (
 from workflows.backtranslate import RunsTranslator
 from workflows.config import CorpusParameter
 from workflows.ingest import (
-    LINES_PER_WORKER,
     PLAIN_COPIES,
     IngestBitext,
     checked_rejects,
     remove_plain_copies,
 )
-
-# Scored translations per DirectRunner worker process: forced decoding is one pass of the model
-# (beam search's 0.5–15 sentences/s a CPU with published models, docs/2026-11-27-published-
-# translators-cpu.md, is a dozen passes), so about 50 a second with a Marian model: 1,000 are
-# about the 20 CPU s pipelines.options.ROWS_PER_WORKER gives a worker (an estimate, not measured).
-SCORED_ROWS_PER_WORKER = 1_000
 
 TRANSLATIONS_HELP = ("Translations made elsewhere: comma-separated foreign_file::translation_file items, line i of a "
                      "translation file translating line i of the foreign file (an input's); a glob gives one file per "
@@ -57,7 +51,7 @@ class ImportTranslations(RunsTranslator):
     @property
     def rows_per_worker(self) -> int:
         """Translations per DirectRunner worker process: a raw-text stage's (reading and
-        tokenizing, ingest.LINES_PER_WORKER) unscored; scored, SCORED_ROWS_PER_WORKER."""
+        tokenizing, LINES_PER_WORKER) unscored; scored, SCORED_ROWS_PER_WORKER."""
         return SCORED_ROWS_PER_WORKER if self.translator else LINES_PER_WORKER
 
     translations = CorpusParameter(description=TRANSLATIONS_HELP)

@@ -13,7 +13,7 @@ from pathlib import Path
 import sentencepiece as spm
 
 from corpus.outputs import reading, streamed_parquet
-from models.featurizers import train_sentencepiece
+from models.sentencepiece_training import train_sentencepiece
 
 
 @dataclass(frozen=True)

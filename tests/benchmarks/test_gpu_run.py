@@ -30,9 +30,9 @@ from benchmarks.gpu_run import (
 )
 from benchmarks.train import generated_pairs, measure_training
 from corpus.errors import InputError
+from corpus.outputs import read_manifest
 from models.nmt import export
 from workflows import BuildParaNMT, TrainTranslator
-from workflows.base import read_manifest
 
 # The whole toy run's budget here: every step runs to its end on a busy 2-core machine (the
 # budget's end would stop it), and the training stops at TINY.max_update anyway.

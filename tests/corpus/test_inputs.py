@@ -18,7 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from corpus.errors import InputError
-from corpus.inputs import content_identity, read_lines, resolve_inputs
+from corpus.inputs import content_identity, resolve_inputs
+from corpus.lines import read_lines
 from corpus.outputs import digest_of
 from corpus.readers import BitextRecord, Reject
 from pipelines.ingest import BITEXT_FORMAT
@@ -409,13 +410,8 @@ def test_random_spellings_of_a_pair_through_read_unit_give_each_line_once(folder
 
 
 def test_a_translation_reader_gives_each_asked_line_of_plain_and_gzip_files_forward_back_and_far(tmp_path):
-    from corpus.inputs import (
-        TRANSLATION_RUN_LINES,
-        LineIndex,
-        TranslationFile,
-        TranslationReader,
-        index_lines,
-    )
+    from corpus.lines import LineIndex, index_lines
+    from corpus.translation_files import TRANSLATION_RUN_LINES, TranslationFile, TranslationReader
 
     lines = 3 * TRANSLATION_RUN_LINES + 17
     text = "".join(f"translation {n}\r\n" if n % 3 else f"translation {n}\n" for n in range(1, lines + 1)).encode()

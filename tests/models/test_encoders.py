@@ -14,7 +14,8 @@ from models.encoders import (
     resolve_embed_dim,
     token_initialization,
 )
-from models.featurizers import PAD, Ragged
+from models.ragged import Ragged
+from models.vocabulary import PAD
 
 EMBED, DIM = 6, 8
 SIZES = {"tokens": 20, "trigrams": 30}

@@ -12,16 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from corpus.text import english_tokens
-from models.featurizers import (
-    PAD,
-    UNK,
-    PieceFeaturizer,
-    Ragged,
-    TrigramFeaturizer,
-    Vocabulary,
-    WordFeaturizer,
-    seeded_sample,
-)
+from models.featurizers import PieceFeaturizer, TrigramFeaturizer, WordFeaturizer
+from models.ragged import Ragged
+from models.sentencepiece_training import seeded_sample
+from models.vocabulary import PAD, UNK, Vocabulary
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -179,7 +173,7 @@ def test_sampled_pieces_are_the_same_in_another_process():
     """sentencepiece's own sample (input_sentence_size) differed from one process to the next
     whatever seed it was given; in one process it repeated itself."""
     script = (
-        "import hashlib, sys; from models.featurizers import train_sentencepiece\n"
+        "import hashlib, sys; from models.sentencepiece_training import train_sentencepiece\n"
         "words = 'man woman dog cat plays runs eats guitar piano ball food field park red blue'.split()\n"
         "sentences = [' '.join(words[(i * k) % len(words)] for k in range(1, 8)) + f' {i}' for i in range(3000)]\n"
         "model = train_sentencepiece(sentences, 1, input_sentence_size=1000, vocab_size=200, model_type='unigram')\n"

@@ -14,9 +14,11 @@ from corpus.errors import InputError
 from models import featurizers, training_pairs
 from models.configs import EncoderConfig, TrainConfig
 from models.encode import load_encoder
-from models.featurizers import UNK, RaggedFile, TrigramFeaturizer, WordFeaturizer
+from models.featurizers import TrigramFeaturizer, WordFeaturizer
+from models.ragged import RaggedFile
 from models.trainer import Trainer, train_encoder
 from models.training_pairs import TrainingPairs, read_pairs, text_groups
+from models.vocabulary import UNK
 
 PAIRS = [("a dog runs .", "a dog is running ."), ("a cat sleeps .", "a cat is asleep ."),
          ("two men talk .", "two people are talking ."), ("the sun is up .", "it is morning .")]
@@ -114,7 +116,7 @@ def test_training_read_in_small_batches_is_training_read_whole(tmp_path, monkeyp
     train = TrainConfig(epochs=2, batch_size=10, megabatch=2, device="cpu")
     columns = [table.column(name).to_pylist() for name in table.column_names]
     whole = Trainer(TrainingPairs.from_sentences((columns[0], columns[1]), (columns[2], columns[3])), tmp_path / "whole", config, train)
-    monkeypatch.setattr(training_pairs, "BATCH_ROWS", 7)
+    monkeypatch.setattr(training_pairs, "READ_BATCH_ROWS", 7)
     batched = Trainer(TrainingPairs.from_path(tmp_path / "corpus"), tmp_path / "batched", config, train)
     two_sided = sum(1 for one, other in zip(columns[0], columns[1], strict=True) if one.strip() and other.strip())
     assert batched.pairs == whole.pairs == two_sided and batched.empty_side_pairs == 150 - two_sided >= 2
@@ -190,7 +192,7 @@ def test_several_sources_with_shares_are_read_in_batches_the_same_at_every_pass(
     """A Parquet dataset and a TSV at once, the TSV's half taken (the same half at every pass and
     run), read in the same bounded batches as one source; the make-up counts each source's pairs;
     pairs that share a sentence across the two sources are one group (--group-negatives)."""
-    monkeypatch.setattr(training_pairs, "BATCH_ROWS", 7)
+    monkeypatch.setattr(training_pairs, "READ_BATCH_ROWS", 7)
     (tmp_path / "pairs").mkdir()
     pq.write_table(pa.table({"reference": [f"r{i}" for i in range(20)], "translation": [f"t{i}" for i in range(20)]}),
                    tmp_path / "pairs" / "part-00000.parquet")

@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from corpus.inputs import index_lines, resolve_inputs
+from corpus.inputs import resolve_inputs
+from corpus.lines import index_lines
 from corpus.readers import InputUnit
 from pipelines import rawshards
 from pipelines.ingest import BITEXT_FORMAT

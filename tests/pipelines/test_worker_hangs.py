@@ -16,7 +16,7 @@ from apache_beam.runners.portability.fn_api_runner.worker_handlers import (
 
 from pipelines.options import pipeline_options
 from pipelines.worker_hangs import WorkerProcessDied
-from workflows.base import users_mistake
+from workflows.console_errors import users_mistake
 
 
 def test_a_worker_connecting_after_the_close_gets_its_queued_work_then_the_end_marker():

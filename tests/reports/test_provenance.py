@@ -9,7 +9,7 @@ from conftest import squeezed
 from reports.experiments import Report, Table
 from reports.provenance import DEMO_HEADLINE, Provenance, count_range, input_file_row
 
-# A content hash, as workflows.base.file_fingerprint writes it.
+# A content hash, as workflows.fingerprints.file_fingerprint writes it.
 DIGEST = "96ef6b5f82e91611c1c027b751dfcdde"
 
 

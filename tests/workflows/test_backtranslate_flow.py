@@ -10,9 +10,9 @@ import pytest
 from nmt_fixtures import ACCEPT_ALL, tiny_nmt_fixture, toy_pairs  # noqa: F401 - the tiny_nmt fixture
 
 import schemas
+from corpus.outputs import read_manifest
 from models.nmt.devices import ct2_cuda_problem
 from workflows import BackTranslate, BuildParaNMT, EvaluateTranslator, TrainTranslator
-from workflows.base import read_manifest
 
 
 def czeng_file(path, pairs):

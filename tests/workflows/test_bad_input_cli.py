@@ -1,6 +1,6 @@
 """Bad input through the real command line: a one-line error naming the file, no traceback,
 and a non-zero exit status (luigi.cfg [retcode]); which file is read, its line ends and gzip
-damage (corpus/inputs.py), each case of issue 23 as a user meets it."""
+damage (corpus/inputs.py, corpus/lines.py), each case of issue 23 as a user meets it."""
 
 import bz2
 import gzip

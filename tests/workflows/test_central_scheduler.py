@@ -21,8 +21,8 @@ from test_backtranslate_flow import czeng_file, given
 import workflows
 from benchmarks.common import local_luigid, luigid_answers
 from workflows import BuildParaNMT, IngestBitext
-from workflows.base import exclusive_lock
 from workflows.central_scheduler import WorkDirectoryTask, work_directory_digest
+from workflows.fingerprints import exclusive_lock
 
 REPO = Path(__file__).resolve().parents[2]
 STAGES = ("ingest", "nmt-train", "nmt-ct2", "backtranslate", "pp_train", "pp_model", "score", "corpus")

@@ -17,12 +17,12 @@ from test_encoders_flow import TINY, fill_sts, sts_dir  # noqa: F401 - sts_dir i
 
 import schemas
 from corpus.ids import shard_of
+from corpus.outputs import read_manifest
 from corpus.selection import Rules, Sample
 from corpus.text import english_tokens
 from corpus.tokenbatch import token_columns
 from pipelines.io import write_part
 from workflows import BuildParaNMT, SelectTopHalf
-from workflows.base import read_manifest
 from workflows.config import config_from
 from workflows.corpus import (
     AssignDeciles,

@@ -16,11 +16,12 @@ from test_corpus_flow import WORDS, pairs_dir, pairs_table, shards_of, vectors  
 from test_encoders_flow import fill_sts, sts_dir, write_pairs_tsv  # noqa: F401 - sts_dir is a fixture
 
 import schemas
+from corpus.outputs import MANIFEST, read_manifest
 from corpus.sts import STS2017_SET, MissingStsFiles, sts_suite
 from pipelines.io import write_part
 from reports.experiments import DEV
 from reports.provenance import count_range
-from workflows.base import CODE_VERSION, MANIFEST, read_manifest
+from workflows.base import CODE_VERSION
 from workflows.encoders import EvaluateSTS
 from workflows.experiments import (
     ChooseDeciles,

@@ -14,7 +14,7 @@ from nmt_fixtures import ACCEPT_ALL
 from test_bad_input_cli import REPO, czeng_text
 from test_worker_death import worker_processes
 
-from workflows.base import read_manifest
+from corpus.outputs import read_manifest
 
 LINES = 300
 

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 import schemas
+from corpus.outputs import read_manifest
 from workflows import IngestBitext, base
-from workflows.base import read_manifest
 
 
 def test_ingest_task_on_embedded_demo_writes_manifest_and_latest_link(luigi_workdir):

@@ -22,11 +22,11 @@ import schemas
 from corpus.errors import InputError
 from corpus.files import snapshot
 from corpus.inputs import resolve_inputs
+from corpus.outputs import read_manifest
 from models.nmt import folders, published
 from models.nmt.model import NmtModel
 from models.nmt.translate import Ct2Translator, DecodeOptions
 from workflows import BackTranslate, CorpusStats
-from workflows.base import read_manifest
 from workflows.nmt import ImportTranslator
 
 MAKERS = {"marian": marian, "m2m_100": m2m_100}

@@ -8,7 +8,7 @@ import shutil
 
 import luigi
 
-from workflows.base import read_manifest
+from corpus.outputs import read_manifest
 from workflows.encoders import TrainEncoder
 from workflows.nmt import TrainSentencePiece
 

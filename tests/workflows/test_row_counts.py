@@ -7,8 +7,9 @@ from nmt_fixtures import tiny_nmt_fixture, toy_pairs  # noqa: F401 - the tiny_nm
 from test_backtranslate_flow import czeng_file, given
 from test_corpus_flow import pairs_dir, vectors  # noqa: F401 - fixtures
 
+from corpus.outputs import MANIFEST
 from workflows import AssignDeciles, BackTranslate, ScorePairs, SelectTopHalf, SelectTrainingSet
-from workflows.base import MANIFEST, StageTask
+from workflows.base import StageTask
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workflows import IngestBitext
-from workflows.base import file_fingerprint
+from workflows.fingerprints import file_fingerprint
 
 
 def aligned(folder, czech, english):

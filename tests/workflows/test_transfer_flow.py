@@ -10,7 +10,7 @@ from test_encoders_flow import TINY, fill_sts, sts_dir, write_pairs_tsv  # noqa:
 from transfer_fixtures import write_transfer_data
 
 from corpus.transfer import TRANSFER_TASKS
-from workflows.base import users_mistake
+from workflows.console_errors import users_mistake
 from workflows.experiments import ModelTable
 from workflows.transfer import EvaluateTransfer
 

@@ -20,12 +20,12 @@ from nmt_fixtures import tiny_nmt_fixture, toy_pairs  # noqa: F401 - the tiny_nm
 from test_bad_input_cli import REPO, assert_one_line_error, luigi_command, run_luigi
 
 import schemas
+from corpus.outputs import read_manifest
 from corpus.readers import INVISIBLE_FORMATTING
 from models.nmt import export
 from models.nmt.model import NmtModel
 from models.nmt.translate import load_translator
 from workflows import ImportTranslations
-from workflows.base import read_manifest
 
 VECTORS = "the a man woman dog cat plays runs eats in park . guitar".split()
 SOURCES = ["Muž hraje.", "Pes běží.", "Kočka jí.", "Žena hraje na kytaru.", "Pes je v parku."]

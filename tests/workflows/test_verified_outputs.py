@@ -28,7 +28,8 @@ from corpus.outputs import (
 )
 from pipelines import io
 from workflows import IngestBitext, TrainSentencePiece
-from workflows.base import file_fingerprint, users_mistake
+from workflows.console_errors import users_mistake
+from workflows.fingerprints import file_fingerprint
 
 DAMAGES = ("delete", "truncate", "overwrite", "extra", "manifest")
 
@@ -204,7 +205,7 @@ def test_the_input_record_is_the_file_as_read(luigi_workdir, tmp_path, monkeypat
 
 
 def test_a_worker_traceback_on_standard_error_is_dropped_when_luigi_says_it_in_one_line():
-    from workflows.base import _pass_on_all_but_mistakes
+    from workflows.console_errors import pass_on_all_but_mistakes
 
     mistake = ("Traceback (most recent call last):\n  File \"x.py\", line 1, in f\nOSError: [Errno 28] No space left on device\n\n"
                "During handling of the above exception, another exception occurred:\n\nTraceback (most recent call last):\n"
@@ -214,6 +215,6 @@ def test_a_worker_traceback_on_standard_error_is_dropped_when_luigi_says_it_in_o
     out_read, out_write = os.pipe()
     os.write(write_end, f"09:00:00 ingest: started\n{mistake}{bug}{mistake}09:00:01 done\n".encode())
     os.close(write_end)
-    _pass_on_all_but_mistakes(read_end, out_write, lambda: False)
+    pass_on_all_but_mistakes(read_end, out_write, lambda: False)
     with os.fdopen(out_read) as passed:
         assert passed.read() == f"09:00:00 ingest: started\n{bug}09:00:01 done\n"

@@ -23,8 +23,8 @@ import pytest
 from conftest import REPO, require_shared
 from test_installed_wheel import NO_NETWORK
 
-from corpus import fetch as fetcher
 from corpus.sts import STS_TEST_SETS, sts_suite
+from fetch import evaluation_data as fetcher
 
 
 class Mirror(ThreadingHTTPServer):
@@ -289,7 +289,7 @@ def test_nothing_leaves_the_machine_and_offline_names_the_real_url(mirror, tmp_p
     environment = {**os.environ, "PYTHONPATH": f"{guard}:{REPO}", "PARANMT_TEST_NETWORK_LOG": str(log)}
 
     def paranmt_data(*args):
-        return subprocess.run([sys.executable, "-m", "corpus.fetch", "fetch", *map(str, args)], env=environment, capture_output=True, text=True, timeout=60)
+        return subprocess.run([sys.executable, "-m", "fetch.evaluation_data", "fetch", *map(str, args)], env=environment, capture_output=True, text=True, timeout=60)
 
     done = paranmt_data("transfer", "--to", tmp_path / "transfer", "--mirror", mirror.url, "--sources", sources)
     assert done.returncode == 0 and not log.exists(), done.stderr

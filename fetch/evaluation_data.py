@@ -3,7 +3,7 @@
 For a user without ../shared/data: each file's sha256 is checked and the files are laid out as
 `[sts] dir` and `[transfer] dir` expect.
 
-The source table (corpus/fetch_sources.json) names, per dataset, its citation, official
+The source table (fetch/fetch_sources.json) names, per dataset, its citation, official
 source and licence, and per download a URL, its archive format, and every file laid out: the
 archive member it comes from and its sha256 (those of the published files, docs/README-sts.md).
 Downloads resume where they stopped (HTTP Range) or restart when the server cannot; every file is
@@ -32,22 +32,15 @@ from urllib.parse import urlsplit
 from urllib.request import Request, urlopen
 
 from corpus.errors import InputError
+from corpus.evaluation_data import SETTINGS
 
 SOURCES = Path(__file__).with_name("fetch_sources.json")
-# The setting of the workflows that reads each kind of data (workflows/encoders.py `[sts] dir`).
-# What luigi.cfg sets to read a fetched folder (MRPC lies in msrp/ of the transfer folder).
-SETTINGS = {"sts": "[sts] dir = {dir}", "transfer": "[transfer] dir = {dir} and [transfer] mrpc_dir = {dir}/msrp"}
 # Archives are kept here until every file they hold is laid out (a rerun reuses them).
 DOWNLOADS = ".downloads"
 TIMEOUT_S = 60
 # Tries per download within one run; each resumes from the bytes already received.
 TRIES = 3
 CHUNK = 1 << 16
-
-
-def fetch_hint(kind: str) -> str:
-    """How a user gets the `kind` files: the one line an evaluation without its data ends with."""
-    return f"get them with `paranmt-data fetch {kind} --to DIR`, then set {SETTINGS[kind].format(dir='DIR')} in luigi.cfg"
 
 
 @dataclass(frozen=True)
