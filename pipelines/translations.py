@@ -166,16 +166,17 @@ class ImportWork:
 
 
 def build_import(pipeline: beam.Pipeline, units: list[ImportUnit], translations: Translations, pairs_dir: str, rejects_dir: str,
-                 chunk_rows: int = CHUNK_ROWS, share_model: bool = False, marks: Marks = UNWATCHED):
+                 chunk_rows: int = CHUNK_ROWS, marks: Marks = UNWATCHED):
     """Add the import transforms for ``units`` (those not written yet); returns the (unit, pairs)
     written. With a scoring model, the elements go through the translator as BackTranslate's
-    shards do (pipelines.backtranslate.with_translator: one model per machine on a GPU, the cores
-    divided between the worker processes on a CPU)."""
+    shards do (pipelines.translator_inference.with_translator: one model per machine on a GPU,
+    the cores divided between the worker processes on a CPU)."""
     elements, work = work_elements(units), ImportWork(translations, chunk_rows, pairs_dir, rejects_dir, marks)
     if translations.scorer is None:
         return pipeline | "Units" >> beam.Create(elements) | "Import" >> beam.FlatMapTuple(lambda _, group: work(group))
-    # RunInference imports torch: only a stage with a scoring model loads it
-    from pipelines.backtranslate import with_translator
+    # RunInference imports torch: only a stage with a scoring model loads it (the Luigi layer
+    # imports this module in every command, and an unscored import's workers unpickle it)
+    from pipelines.translator_inference import with_translator
 
-    return (with_translator(pipeline, elements, translations.scorer, work, share_model, marks)
+    return (with_translator(pipeline, elements, translations.scorer, work, marks)
             | "Written" >> beam.FlatMapTuple(lambda _, result: result.inference))

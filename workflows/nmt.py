@@ -53,12 +53,16 @@ WMT21 = SHARED_DATA / "csen" / "wmt21"
 
 
 class UsesGpu:
-    """Holds the ``gpu`` resource (luigi.cfg [resources]) while it runs on a GPU: one such task at a time."""
+    """Holds the ``gpu`` resource (luigi.cfg [resources]) while it runs a model on a GPU: one such
+    task at a time. A run that loads no model (``loads_model``) leaves the GPU to the others."""
 
     engine = "fairseq"
+    loads_model = True
 
     @property
     def resources(self) -> dict[str, int]:
+        if not self.loads_model:
+            return {}
         try:
             on_gpu = resolve_device(self.engine, self.device) == "cuda"
         except InputError:  # a GPU the engine cannot use: the task says so in one line when it runs
