@@ -150,7 +150,7 @@ def run_beam(model, texts, device, options, workers, engine="ctranslate2", compu
     from pipelines import io
     from pipelines.backtranslate import build_backtranslate
     from pipelines.options import pipeline_options
-    from pipelines.translator import TranslatorSpec, pending_shards
+    from pipelines.translator import TranslatorSpec, pending_units
 
     workers = workers or os.cpu_count() or 1
     with tempfile.TemporaryDirectory() as tmp:
@@ -167,7 +167,7 @@ def run_beam(model, texts, device, options, workers, engine="ctranslate2", compu
         spec = TranslatorSpec(model, engine, device, compute_type, threads, options)
         started = time.perf_counter()
         with beam.Pipeline(options=pipeline_options("DirectRunner", workers)) as pipeline:
-            build_backtranslate(pipeline, pending_shards(io.dataset_files(f"{tmp}/bitext"), f"{tmp}/pairs"), f"{tmp}/pairs", f"{tmp}/rejects", spec)
+            build_backtranslate(pipeline, pending_units(io.dataset_files(f"{tmp}/bitext"), f"{tmp}/pairs"), f"{tmp}/pairs", f"{tmp}/rejects", spec)
         seconds = time.perf_counter() - started
         pairs = pd.read_parquet(f"{tmp}/pairs")
     return len(pairs), int(pairs.trans_n_tokens.sum()), seconds

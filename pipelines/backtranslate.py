@@ -6,7 +6,7 @@ by a token budget and keeps the best beam hypothesis. Chunks depend only on the 
 translated twice (a retried bundle, a resumed run) gives the same rows. A shard is one element:
 the worker that translates its chunks sorts their results by id and writes them, under a
 temporary name, then renamed: a ``part-NNNNN.parquet`` in the output is always complete, and
-:func:`pipelines.translator.pending_shards` lists the shards still to do. No shuffle moves the translations: the
+:func:`pipelines.translator.pending_units` lists the shards still to do. No shuffle moves the translations: the
 DirectRunner would hold a shuffle's whole input, every shard's translations, in memory, and write
 nothing before the last was made (a kill would lose them all).
 
@@ -19,77 +19,23 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
 
 import apache_beam as beam
 import pyarrow as pa
 import pyarrow.compute as pc
-from apache_beam.ml.inference.base import (
-    KeyedModelHandler,
-    ModelHandler,
-    PredictionResult,
-    RunInference,
-)
 
 import schemas
+from corpus.readers import Reject
 from models.nmt.translate import Translator
 from pipelines.batches import shard_number
 from pipelines.pairs import pairs_table, write_pairs_part
 from pipelines.progress import UNWATCHED, Marks
-from pipelines.translator import (
-    CHUNK_ROWS,
-    TranslatorSpec,
-    model_is_shared,
-    read_chunks,
-    translation_hints,
-)
+from pipelines.rawshards import rejects_table
+from pipelines.translator import CHUNK_ROWS, TranslatorSpec, read_chunks
+from pipelines.translator_inference import with_translator
 
 STAGE = "backtranslate"
 log = logging.getLogger(__name__)
-
-
-class TranslatorHandler(ModelHandler[object, PredictionResult, Translator]):
-    """Loads the translator once per worker process, or once per machine shared by its worker
-    processes (Beam serves it from one of them), and runs ``work(element, translator)`` on each
-    element, a unit of a stage's work (a bitext shard to translate, a shard's translations to
-    score); each load leaves a ``loaded`` mark, so the manifest says how many models a run
-    loaded. One design for every stage that runs a translator: BackTranslate, ImportTranslations."""
-
-    def __init__(self, spec: TranslatorSpec, work: Callable[[object, Translator], object], share_across_processes: bool = False,
-                 marks: Marks = UNWATCHED):
-        super().__init__()
-        self.spec, self.work, self.share, self.marks = spec, work, share_across_processes, marks
-
-    def load_model(self) -> Translator:
-        translator = self.spec.load()
-        self.marks.add("loaded", 1)
-        log.info("loaded %s translator (%s, %s)", translator.engine, translator.device, translator.compute_type)
-        return translator
-
-    def share_model_across_processes(self) -> bool:
-        return self.share
-
-    def batch_elements_kwargs(self):
-        # An element is a unit of many sentences: one unit per inference call.
-        return {"min_batch_size": 1, "max_batch_size": 1}
-
-    def get_num_bytes(self, batch) -> int:
-        return len(batch)
-
-    def get_metrics_namespace(self) -> str:
-        return "Translator"
-
-    def run_inference(self, batch, model, inference_args=None):
-        return [PredictionResult(element, self.work(element, model)) for element in batch]
-
-
-def with_translator(pipeline: beam.Pipeline, keyed_units: list[tuple[int, object]], spec: TranslatorSpec, work, share_model: bool,
-                    marks: Marks = UNWATCHED):
-    """(key, PredictionResult of ``work(unit, translator)``) for every (key, unit), the translator
-    loaded as ``model_is_shared`` says (one per machine on a GPU), on the workers that
-    ``translation_hints`` ask for."""
-    handler = KeyedModelHandler(TranslatorHandler(spec, work, model_is_shared(spec, share_model), marks))
-    return pipeline | "Units" >> beam.Create(keyed_units) | "Translate" >> RunInference(handler).with_resource_hints(**translation_hints(spec))
 
 
 class TranslateShard:
@@ -128,16 +74,11 @@ def shard_tables(chunks: list[tuple[pa.RecordBatch, list]], system: str) -> tupl
     translated = rows.filter(kept)
     pairs = pairs_table(translated, [h.text for h in good], [system] * len(good), [h.score for h in good],
                         [h.n_tokens for h in good], [h.truncated for h in good])
-    dropped = rows.filter(pc.invert(kept)).sort_by([("source", "ascending"), ("line", "ascending")])
-    rejects = pa.table({
-        "stage": [STAGE] * dropped.num_rows,
-        "source": dropped.column("source"),
-        "line": dropped.column("line"),
-        "reason": ["empty_source"] * dropped.num_rows,
-        "detail": [f"pair {pair_id}: the foreign side has no piece" for pair_id in dropped.column("id").to_pylist()],
-        "raw": [f"{foreign}\t{en}" for foreign, en in zip(dropped.column("foreign").to_pylist(), dropped.column("en").to_pylist(), strict=True)],
-    })
-    return pairs, rejects
+    dropped = rows.filter(pc.invert(kept)).to_pylist()
+    # the whole pair as raw (Reject.of would cut it to the raw text a reader keeps)
+    rejects = [Reject(row["source"], row["line"], "empty_source", f"pair {row['id']}: the foreign side has no piece", f"{row['foreign']}\t{row['en']}")
+               for row in dropped]
+    return pairs, rejects_table(rejects, STAGE)
 
 
 class WriteShard(beam.DoFn):
@@ -152,9 +93,9 @@ class WriteShard(beam.DoFn):
 
 
 def build_backtranslate(pipeline: beam.Pipeline, shard_files: list[str], pairs_dir: str, rejects_dir: str, spec: TranslatorSpec,
-                        chunk_rows: int = CHUNK_ROWS, share_model: bool = False, marks: Marks = UNWATCHED):
+                        chunk_rows: int = CHUNK_ROWS, marks: Marks = UNWATCHED):
     """Add the back-translation transforms for ``shard_files``; returns the (shard, rows) written."""
     return (
-        with_translator(pipeline, [(shard_number(path), path) for path in shard_files], spec, TranslateShard(chunk_rows, marks), share_model, marks)
+        with_translator(pipeline, [(shard_number(path), path) for path in shard_files], spec, TranslateShard(chunk_rows, marks), marks)
         | "WriteShards" >> beam.ParDo(WriteShard(pairs_dir, rejects_dir, spec.model.system))
     )

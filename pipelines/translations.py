@@ -1,14 +1,14 @@
 """ImportTranslations: ``bitext`` shards + translations made elsewhere → ``pairs`` parts.
 
-A translation file (``corpus.inputs.TranslationFile``) holds one line per line of an input's
+A translation file (``corpus.translation_files.TranslationFile``) holds one line per line of an input's
 foreign file: line i translates that file's line i. Each bitext row becomes one pair per
 translation file of its foreign file (``system``), its id the bitext id and the system joined by
-``~`` (``corpus.inputs.id_part``). A unit is one bitext shard's rows of one source with one
+``~`` (``corpus.translation_files.id_part``). A unit is one bitext shard's rows of one source with one
 translation file (``ImportUnit``), read in line order: a plain file is entered at the run holding
 the shard's first line, so each of its units is an element of its own, for any worker; a gzip
 file cannot be entered in the middle, so all its units are one element, read by one worker that
-decompresses the file once (``corpus.inputs.TranslationReader``). ImportTranslations gives this
-pipeline a plain copy of each gzip file instead (``corpus.inputs.plain_copy``), so that a user's
+decompresses the file once (``corpus.translation_files.TranslationReader``). ImportTranslations gives this
+pipeline a plain copy of each gzip file instead (``corpus.translation_files.plain_copy``), so that a user's
 one gzip file is read by every worker. Each unit's pairs and rejects
 are written under temporary names, then renamed, as soon as they are made: a unit is written
 whole or not at all, a resumed run writes only the missing ones, and a worker holds one shard and
@@ -166,16 +166,17 @@ class ImportWork:
 
 
 def build_import(pipeline: beam.Pipeline, units: list[ImportUnit], translations: Translations, pairs_dir: str, rejects_dir: str,
-                 chunk_rows: int = CHUNK_ROWS, share_model: bool = False, marks: Marks = UNWATCHED):
+                 chunk_rows: int = CHUNK_ROWS, marks: Marks = UNWATCHED):
     """Add the import transforms for ``units`` (those not written yet); returns the (unit, pairs)
     written. With a scoring model, the elements go through the translator as BackTranslate's
-    shards do (pipelines.backtranslate.with_translator: one model per machine on a GPU, the cores
-    divided between the worker processes on a CPU)."""
+    shards do (pipelines.translator_inference.with_translator: one model per machine on a GPU,
+    the cores divided between the worker processes on a CPU)."""
     elements, work = work_elements(units), ImportWork(translations, chunk_rows, pairs_dir, rejects_dir, marks)
     if translations.scorer is None:
         return pipeline | "Units" >> beam.Create(elements) | "Import" >> beam.FlatMapTuple(lambda _, group: work(group))
-    # RunInference imports torch: only a stage with a scoring model loads it
-    from pipelines.backtranslate import with_translator
+    # RunInference imports torch: only a stage with a scoring model loads it (the Luigi layer
+    # imports this module in every command, and an unscored import's workers unpickle it)
+    from pipelines.translator_inference import with_translator
 
-    return (with_translator(pipeline, elements, translations.scorer, work, share_model, marks)
+    return (with_translator(pipeline, elements, translations.scorer, work, marks)
             | "Written" >> beam.FlatMapTuple(lambda _, result: result.inference))

@@ -1,13 +1,15 @@
-"""The translator a translation pipeline loads, the bitext shards it has still to translate and
-what its output says, without Beam's RunInference: that imports torch (250 MB of memory, 1.3 s)
-wherever torch is installed, and the Luigi layer names these in every command, translating or
-not (``pipelines.backtranslate`` is imported by the stage that runs it).
+"""What a translating pipeline knows without running the translator: how its workers load it, the
+units still to do and what its output says. Free of Beam's RunInference, which imports torch (250
+MB of memory, 1.3 s) wherever torch is installed: the Luigi layer names these in every command,
+translating or not (``pipelines.translator_inference`` runs the translator, imported by the
+pipelines that load one, when they do).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -25,11 +27,15 @@ from pipelines.progress import Marks, Tally
 # the stages' --chunk-rows.
 CHUNK_ROWS = 4096
 
+Unit = TypeVar("Unit")
 
-def pending_shards(bitext_files: list[str], pairs_dir: str) -> list[str]:
-    """Bitext shard files whose pairs shard is not written yet."""
+
+def pending_units(units: Iterable[Unit], pairs_dir: str, number_of: Callable[[Unit], int] = shard_number) -> list[Unit]:
+    """The units (bitext shard files unless ``number_of`` says how else a unit is numbered) whose
+    pairs part is not written yet: the pairs part marks a unit done, so a resumed run does only
+    these."""
     done = {shard_number(path) for path in dataset_files(pairs_dir)}
-    return [path for path in bitext_files if shard_number(path) not in done]
+    return [unit for unit in units if number_of(unit) not in done]
 
 
 def read_chunks(path: str, chunk_rows: int) -> Iterator[pa.RecordBatch]:
@@ -50,17 +56,19 @@ class TranslatorSpec:
     options: DecodeOptions = field(default_factory=DecodeOptions)
     # The Dask worker resource a unit of translation needs (empty: none): see translation_hints.
     worker_resource: str = ""
+    # One model per machine asked for on the CPU too (--share-model): see shares_model.
+    share_requested: bool = False
 
     def load(self) -> Translator:
         return load_translator(self.model, self.engine, self.options, self.device, self.compute_type, self.threads)
 
-
-def model_is_shared(spec: TranslatorSpec, requested: bool) -> bool:
-    """One model per machine, shared by its worker processes, when asked or on a GPU: a model per
-    worker process would fill the GPU's memory and contend for it (the other workers only read
-    chunks, send them to the one model and write the pairs). Not on workers that declare a
-    resource for translation: each of those is one GPU, and holds its own model."""
-    return not spec.worker_resource and (requested or spec.device == "cuda")
+    @property
+    def shares_model(self) -> bool:
+        """One model per machine, shared by its worker processes, when asked or on a GPU: a model
+        per worker process would fill the GPU's memory and contend for it (the other workers only
+        read chunks, send them to the one model and write the pairs). Not on workers that declare
+        a resource for translation: each of those is one GPU, and holds its own model."""
+        return not self.worker_resource and (self.share_requested or self.device == "cuda")
 
 
 def translation_hints(spec: TranslatorSpec) -> dict[str, str]:

@@ -20,6 +20,7 @@ class BuildParaNMT(WorkDirectoryTask, luigi.WrapperTask):
     source_language = IngestBitext.source_language
     translator = TranslatorChoice.translator
     preset = luigi.Parameter(default="", description="TrainTranslator preset (tiny, small, base, big); empty: its configured one.")
+    # older spellings of --translator FOLDER, hidden from --help and warned of (workflows.nmt.GIVEN_MODEL_PARAMETERS)
     checkpoint = TrainTranslator.checkpoint
     dict_dir = TrainTranslator.dict_dir
     spm_model = TrainTranslator.spm_model

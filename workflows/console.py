@@ -63,8 +63,9 @@ def _follow_log_level(task: luigi.Task) -> None:
 # -- --help: each parameter once, with its default -------------------------------------------
 
 def _with_defaults(build_parser):
-    """Luigi's parser, where the root task's ``--Task-param`` twins of its ``--param`` flags are
-    hidden from the help (both still parse), every help line of the root task ends with the
+    """Luigi's parser, where the root task's ``--Task-param`` twins of its ``--param`` flags and
+    its parameters of HIDDEN visibility (older spellings, kept) are hidden from the help (all
+    still parse; Luigi itself lists hidden ones), every help line of the root task ends with the
     default in force (luigi.cfg's value where it sets one), and a ``%`` in any description
     (``--help-all`` shows every task's) is text, not an argparse format (``95 % interval`` made
     ``--help-all`` end in a traceback)."""
@@ -75,10 +76,11 @@ def _with_defaults(build_parser):
             return parser
         task = Register.get_task_cls(root_task)
         defaults = {name: parameter_default(task, name) for name, _ in task.get_params()}
+        hidden = {name for name, parameter in task.get_params() if parameter.visibility == luigi.parameter.ParameterVisibility.HIDDEN}
         for action in parser._actions:
             flag = action.option_strings[0] if action.option_strings else ""
             name = flag[2:].replace("-", "_")
-            if flag.startswith(f"--{root_task}-") and name[len(root_task) + 1:] in defaults:
+            if (flag.startswith(f"--{root_task}-") and name[len(root_task) + 1:] in defaults) or name in hidden:
                 action.help = argparse.SUPPRESS
             elif action.help != argparse.SUPPRESS and (action.help or name in defaults):
                 default = f" Default: {defaults[name]}" if name in defaults else ""

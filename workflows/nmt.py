@@ -1,8 +1,8 @@
 """The cs→en model: TrainSentencePiece → TrainTranslator (fairseq) → ConvertTranslator (CTranslate2).
 
 ``EvaluateTranslator`` scores the model on newstest2021 (BLEU, chrF) next to a real system's output.
-A user with a trained fairseq cs→en checkpoint passes it to TrainTranslator (``checkpoint``,
-``dict_dir``, ``spm_model``) and training is skipped.
+A user with a trained fairseq cs→en model gives its folder as ``--translator FOLDER`` and training
+is skipped (TrainTranslator copies it: its ``model_dir``).
 """
 
 from __future__ import annotations
@@ -53,12 +53,16 @@ WMT21 = SHARED_DATA / "csen" / "wmt21"
 
 
 class UsesGpu:
-    """Holds the ``gpu`` resource (luigi.cfg [resources]) while it runs on a GPU: one such task at a time."""
+    """Holds the ``gpu`` resource (luigi.cfg [resources]) while it runs a model on a GPU: one such
+    task at a time. A run that loads no model (``loads_model``) leaves the GPU to the others."""
 
     engine = "fairseq"
+    loads_model = True
 
     @property
     def resources(self) -> dict[str, int]:
+        if not self.loads_model:
+            return {}
         try:
             on_gpu = resolve_device(self.engine, self.device) == "cuda"
         except InputError:  # a GPU the engine cannot use: the task says so in one line when it runs
@@ -68,6 +72,24 @@ class UsesGpu:
     def device_in_use(self) -> str:
         """What ``--device auto`` means for the engine here (StageTask.device_in_use)."""
         return resolve_device(self.engine, "auto")
+
+
+# TrainTranslator's older spellings of a given fairseq model, each a case of ``--translator FOLDER``
+# (a folder holding checkpoint.pt or its parts, dict.cs.txt, dict.en.txt and spm.model, or a
+# TrainTranslator or ConvertTranslator output): kept, as parameters are part of an output's
+# identity, but hidden from --help, and their use warned of once a command.
+GIVEN_MODEL_PARAMETERS = ("model_dir", "checkpoint", "dict_dir", "spm_model", "spm_target_model")
+HIDDEN = luigi.parameter.ParameterVisibility.HIDDEN
+_warned: set[str] = set()
+
+
+def warn_of_given_model_spellings(nmt: dict) -> None:
+    """One line, once a command, when TrainTranslator's parameters (``nmt``) give a model the
+    older way instead of ``--translator FOLDER``."""
+    given = ", ".join(f"--{name.replace('_', '-')}" for name in GIVEN_MODEL_PARAMETERS if nmt.get(name))
+    if given and given not in _warned:
+        _warned.add(given)
+        log.warning("%s: deprecated; give the model's folder (checkpoint.pt, dict.cs.txt, dict.en.txt, spm.model) as --translator FOLDER", given)
 
 
 def without_empty(**values) -> dict:
@@ -84,13 +106,14 @@ class TranslatorChoice(ReadsBitext):
     folder (``--translator``), or the project's own model (``nmt``: TrainTranslator's parameters)."""
 
     translator = CorpusPath(default="", description="A translator's folder: a Hugging Face Marian (OPUS-MT), M2M-100 or NLLB-200 model, a CTranslate2 model with its tokenizer, or a fairseq model folder (checkpoint, dictionaries, sentencepiece). Empty: the project's own cs→en model.")
-    nmt = CorpusDict(default={}, description="TrainTranslator parameters (e.g. a given checkpoint, a preset).")
+    nmt = CorpusDict(default={}, description="TrainTranslator parameters (e.g. a preset).")
 
     def model_task(self, engine: str) -> StageTask:
         """The stage whose ``nmt.json`` ``engine`` loads: an imported published model, the converted
         model for CTranslate2, the checkpoint for fairseq."""
         if engine not in ENGINES:
             raise InputError(f"unknown engine {engine!r}; choose one of {ENGINES}")
+        warn_of_given_model_spellings(self.nmt)
         nmt = dict(self.nmt)
         if self.translator:
             if folders.translator_kind(self.translator) != "fairseq":
@@ -161,11 +184,12 @@ class TrainTranslator(UsesGpu, ReadsBitext, WritesNmtModel):
     valid_size = luigi.IntParameter(default=3000, description="About this many pairs (by id hash) are held out for validation.")
     device = luigi.ChoiceParameter(default="auto", choices=["auto", "cpu", "cuda"], description="Train on the GPU (with fp16) when there is one, else the CPU.")
     fairseq_args = luigi.Parameter(default="", description="Extra fairseq-train arguments, e.g. '--update-freq 4'.")
-    checkpoint = AbsolutePath(default="", description="An existing fairseq cs→en checkpoint: skip training and use it.")
-    dict_dir = AbsolutePath(default="", description="With checkpoint: the folder holding its dict.cs.txt and dict.en.txt.")
-    spm_model = AbsolutePath(default="", description="With checkpoint: its sentencepiece model (the source one if not joint).")
-    spm_target_model = AbsolutePath(default="", description="With checkpoint: the target sentencepiece model if not joint.")
-    model_dir = AbsolutePath(default="", description="A fairseq model folder: a TrainTranslator or ConvertTranslator output, or one from `python -m benchmarks gpu_run` (checkpoint in parts, dictionaries, sentencepiece): skip training and use it.")
+    # A given model (GIVEN_MODEL_PARAMETERS): what --translator FOLDER sets (model_dir), hidden from --help.
+    checkpoint = AbsolutePath(default="", visibility=HIDDEN, description="Deprecated (--translator FOLDER): an existing fairseq cs→en checkpoint: skip training and use it.")
+    dict_dir = AbsolutePath(default="", visibility=HIDDEN, description="Deprecated (--translator FOLDER): with checkpoint, the folder holding its dict.cs.txt and dict.en.txt.")
+    spm_model = AbsolutePath(default="", visibility=HIDDEN, description="Deprecated (--translator FOLDER): with checkpoint, its sentencepiece model (the source one if not joint).")
+    spm_target_model = AbsolutePath(default="", visibility=HIDDEN, description="Deprecated (--translator FOLDER): with checkpoint, the target sentencepiece model if not joint.")
+    model_dir = AbsolutePath(default="", visibility=HIDDEN, description="Deprecated spelling of --translator FOLDER: a fairseq model folder, a TrainTranslator or ConvertTranslator output, or one from `python -m benchmarks gpu_run` (checkpoint in parts, dictionaries, sentencepiece): skip training and use it.")
 
     def requires(self):
         if self.checkpoint or self.model_dir:
@@ -331,7 +355,7 @@ class ImportTranslator(WritesNmtModel):
 
     def check_inputs(self) -> None:
         if folders.translator_kind(self.translator) == "fairseq":
-            raise InputError(f"--translator {self.translator} is a fairseq model: TrainTranslator --model-dir takes it")
+            raise InputError(f"--translator {self.translator} is a fairseq model: BuildParaNMT or BackTranslate --translator takes it")
         super().check_inputs()
         folders.check_published(Path(self.translator))
 

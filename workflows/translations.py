@@ -8,7 +8,6 @@ from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 
-import schemas
 from corpus.outputs import digest_of
 from corpus.translation_files import TranslationFile, plain_copy, resolve_translations
 from models.nmt.model import NmtModel
@@ -24,7 +23,7 @@ from pipelines.translations import (
     import_units,
     work_elements,
 )
-from workflows.backtranslate import RunsTranslator
+from pipelines.translator import pending_units
 from workflows.config import CorpusParameter
 from workflows.ingest import (
     PLAIN_COPIES,
@@ -32,6 +31,7 @@ from workflows.ingest import (
     checked_rejects,
     remove_plain_copies,
 )
+from workflows.translator import RunsTranslator
 
 TRANSLATIONS_HELP = ("Translations made elsewhere: comma-separated foreign_file::translation_file items, line i of a "
                      "translation file translating line i of the foreign file (an input's); a glob gives one file per "
@@ -49,16 +49,22 @@ class ImportTranslations(RunsTranslator):
     engine = "ctranslate2"  # the engine that scores by forced decoding
 
     @property
+    def loads_model(self) -> bool:
+        """A scoring model only when ``--translator`` names one: an unscored import leaves the GPU
+        (UsesGpu) to the stages that use it."""
+        return bool(self.translator)
+
+    @property
     def rows_per_worker(self) -> int:
         """Translations per DirectRunner worker process: a raw-text stage's (reading and
         tokenizing, LINES_PER_WORKER) unscored; scored, SCORED_ROWS_PER_WORKER."""
-        return SCORED_ROWS_PER_WORKER if self.translator else LINES_PER_WORKER
+        return SCORED_ROWS_PER_WORKER if self.loads_model else LINES_PER_WORKER
 
     translations = CorpusParameter(description=TRANSLATIONS_HELP)
 
     def requires(self):
         upstream = {"bitext": IngestBitext(**self.input_params())}
-        if self.translator:
+        if self.loads_model:
             upstream["model"] = self.model_task(self.engine)
         return upstream
 
@@ -90,20 +96,19 @@ class ImportTranslations(RunsTranslator):
         pairs_dir, rejects_dir = self.pairs_dirs(partial_dir)
         bitext = self.requires()["bitext"]
         bitext_files, bitext_rows = bitext.committed("bitext")
-        model = NmtModel.load(self.requires()["model"].output_dir) if self.translator else None
+        model = NmtModel.load(self.requires()["model"].output_dir) if self.loads_model else None
         translations = Translations(tuple(self.translation_files), {unit.source: unit.path for unit in bitext.units},
                                     bitext.max_line_bytes)
         units = import_units(bitext_files, translations)
         total = sum(unit.rows for unit in units)
-        done = {shard_number(path) for path in io.dataset_files(pairs_dir)}
-        pending = self.read_plain([unit for unit in units if unit.number not in done], partial_dir / PLAIN_COPIES)
+        pending = self.read_plain(pending_units(units, pairs_dir, lambda unit: unit.number), partial_dir / PLAIN_COPIES)
         elements = len(work_elements(pending))
         if model:
             translations = replace(translations, scorer=self.translator_spec(model, elements, rows=total))
         scoring = f", scored by {model.system} (forced decoding)" if model else ", not scored (no --translator)"
         self.progress(f"{len(self.translation_files)} translation file(s) over {len(bitext_files)} bitext shard(s){scoring}")
         started = time.time()
-        loaded = self.run_units(partial_dir, elements, lambda p, marks: build_import(p, pending, translations, pairs_dir, rejects_dir, self.chunk_rows, self.share_model, marks),
+        loaded = self.run_units(partial_dir, elements, lambda p, marks: build_import(p, pending, translations, pairs_dir, rejects_dir, self.chunk_rows, marks),
                                 lambda marks, done: Tally(lambda: done + marks.count("pairs"), total, "translations read", "translations"), rows=total)
         remove_plain_copies(partial_dir)
         rows, by_reason = self.finished_pairs(partial_dir, total, "translations of the bitext rows (pairs and rejects)")
@@ -114,24 +119,20 @@ class ImportTranslations(RunsTranslator):
                                   self.output_dir / Path(rejects_dir).name)
         self.progress(f"{rows} pairs of {len(self.translation_files)} system(s), {rejects['total']} rejects", 100)
         return {
-            "schema": {"pairs": schemas.version_of(schemas.PAIRS), "rejects": schemas.version_of(schemas.REJECTS)},
+            **self.pairs_summary(model, rejects, loaded, figures),
             "systems": [file.system for file in self.translation_files],
             "translation_files": per_file,
             "trans_score": f"forced decoding by {model.system}" if model else "none: no --translator named",
             "model": model.system if model else None,
-            "model_fingerprint": model.fingerprint("ctranslate2") if model else None,
             "rows": {"pairs": rows, "bitext": bitext_rows},
-            "rejects": rejects,
-            "models_loaded_this_run": loaded,
             # units read apart, by any worker: every unit since gzip files are read from a plain copy
             "work_elements_this_run": elements,
-            "translation_check": figures,
             "seconds_this_run": round(time.time() - started, 2),
         }
 
     def read_plain(self, units: list[ImportUnit], folder: Path) -> list[ImportUnit]:
         """``units`` with each gzip file read from a plain copy of it, decompressed once into
-        ``folder`` (corpus.inputs.plain_copy): a gzip file's units then go to every worker, as a
+        ``folder`` (corpus.translation_files.plain_copy): a gzip file's units then go to every worker, as a
         plain file's do, instead of all to one (a 1M-line file took 1.8 times as long gzipped)."""
         copies = {}
         for file in dict.fromkeys(unit.file for unit in units if unit.file.index.compressed):

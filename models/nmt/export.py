@@ -3,7 +3,7 @@
 The folder holds the fairseq checkpoint in float16 without its optimizer state (the weights a
 translator needs, half the bytes, none of Adam's two moments), cut into parts of at most
 ``PART_BYTES`` (``checkpoint.pt.part-00``, ``-01`` …: ``cat checkpoint.pt.part-* > checkpoint.pt``
-rejoins them; ``TrainTranslator --model-dir`` does it by itself), its dictionaries
+rejoins them; ``--translator FOLDER`` does it by itself), its dictionaries
 (``dict.cs.txt``, ``dict.en.txt``) and its sentencepiece model(s) (``spm.model``, or
 ``spm.cs.model`` and ``spm.en.model``). A machine that may return only a few files of a limited
 size can return such a folder.

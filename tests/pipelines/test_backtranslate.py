@@ -14,7 +14,7 @@ from pipelines import io
 from pipelines.backtranslate import build_backtranslate
 from pipelines.options import pipeline_options
 from pipelines.progress import marking
-from pipelines.translator import TranslatorSpec, pending_shards, translation_tally
+from pipelines.translator import TranslatorSpec, pending_units, translation_tally
 
 SHARDS = 3
 
@@ -31,11 +31,11 @@ def bitext_dir(tmp_path):
     return tmp_path / "bitext"
 
 
-def run(bitext_dir, out, model, workers=1, **kwargs):
+def run(bitext_dir, out, model, workers=1, share_model=False, **kwargs):
     pairs_dir, rejects_dir = str(out / "pairs"), str(out / "rejects")
-    spec = TranslatorSpec(model, options=DecodeOptions(max_source_tokens=20), threads=1)
+    spec = TranslatorSpec(model, options=DecodeOptions(max_source_tokens=20), threads=1, share_requested=share_model)
     with beam.Pipeline(options=pipeline_options(num_workers=workers)) as p:
-        build_backtranslate(p, pending_shards(io.dataset_files(str(bitext_dir)), pairs_dir), pairs_dir, rejects_dir, spec, chunk_rows=16, **kwargs)
+        build_backtranslate(p, pending_units(io.dataset_files(str(bitext_dir)), pairs_dir), pairs_dir, rejects_dir, spec, chunk_rows=16, **kwargs)
     return pairs_dir, rejects_dir
 
 
@@ -72,14 +72,14 @@ def test_a_resumed_run_translates_only_missing_shards_and_gives_the_same_rows(bi
         handle.write(source.read())
     (resumed_dir / "pairs" / ".tmp-deadbeef-part-00002").write_bytes(b"half a file")
     io.remove_temporaries(str(resumed_dir / "pairs"))
-    assert [p.rsplit("/", 1)[-1] for p in pending_shards(io.dataset_files(str(bitext_dir)), str(resumed_dir / "pairs"))] == [
+    assert [p.rsplit("/", 1)[-1] for p in pending_units(io.dataset_files(str(bitext_dir)), str(resumed_dir / "pairs"))] == [
         "part-00000.parquet", "part-00002.parquet"]
     run(bitext_dir, resumed_dir, tiny_nmt.model)
     resumed = parts(resumed_dir / "pairs")
     assert sorted(resumed) == sorted(first) and not list((resumed_dir / "pairs").glob(".tmp-*"))
     for name in first:
         pd.testing.assert_frame_equal(resumed[name], first[name])
-    assert pending_shards(io.dataset_files(str(bitext_dir)), str(resumed_dir / "pairs")) == []
+    assert pending_units(io.dataset_files(str(bitext_dir)), str(resumed_dir / "pairs")) == []
 
 
 def test_model_shared_across_processes_gives_the_same_rows_from_one_load(bitext_dir, tmp_path, tiny_nmt):

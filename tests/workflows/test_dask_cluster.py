@@ -198,9 +198,8 @@ def test_with_a_translation_resource_the_device_is_chosen_on_the_workers_not_whe
     resource workers it is theirs to choose, and each holds its own model (no sharing)."""
     from corpus.errors import InputError
     from models.nmt.devices import gpu_problem
-    from pipelines.translator import model_is_shared
 
-    task = BackTranslate(inputs=str(tmp_path / "any.de"), source_language="de", device="cuda")
+    task = BackTranslate(inputs=str(tmp_path / "any.de"), source_language="de", device="cuda", share_model=True)
     model = object()  # the spec only carries it
     if gpu_problem(task.engine):  # no GPU CTranslate2 can use here
         with pytest.raises(InputError, match="--device cuda"):
@@ -209,4 +208,4 @@ def test_with_a_translation_resource_the_device_is_chosen_on_the_workers_not_whe
     config.set("paranmt", "runner", "DaskRunner")
     config.set("paranmt", "dask_translation_resource", "GPU")
     spec = task.translator_spec(model, 1)
-    assert (spec.device, spec.worker_resource, model_is_shared(spec, requested=True)) == ("cuda", "GPU", False)
+    assert (spec.device, spec.worker_resource, spec.shares_model) == ("cuda", "GPU", False)
