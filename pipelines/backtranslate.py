@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 import schemas
 from corpus.readers import Reject
 from models.nmt.translate import Translator
+from pipelines import stages
 from pipelines.batches import shard_number
 from pipelines.pairs import pairs_table, write_pairs_part
 from pipelines.progress import UNWATCHED, Marks
@@ -34,7 +35,6 @@ from pipelines.rawshards import rejects_table
 from pipelines.translator import CHUNK_ROWS, TranslatorSpec, read_chunks
 from pipelines.translator_inference import with_translator
 
-STAGE = "backtranslate"
 log = logging.getLogger(__name__)
 
 
@@ -78,7 +78,7 @@ def shard_tables(chunks: list[tuple[pa.RecordBatch, list]], system: str) -> tupl
     # the whole pair as raw (Reject.of would cut it to the raw text a reader keeps)
     rejects = [Reject(row["source"], row["line"], "empty_source", f"pair {row['id']}: the foreign side has no piece", f"{row['foreign']}\t{row['en']}")
                for row in dropped]
-    return pairs, rejects_table(rejects, STAGE)
+    return pairs, rejects_table(rejects, stages.BACKTRANSLATE)
 
 
 class WriteShard(beam.DoFn):

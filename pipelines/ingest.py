@@ -17,10 +17,9 @@ from corpus import readers
 from corpus.readers import BitextRecord, InputUnit, Reject
 from corpus.text import english_tokens
 from corpus.tokenbatch import token_counts
+from pipelines import stages
 from pipelines.progress import Report, RunPipeline
 from pipelines.rawshards import RawFormat, ShardPlan, write_shards
-
-STAGE = "ingest"
 
 
 def parse_bitext(unit: InputUnit, lines: Iterable, partner_lines: Iterable | None, first_line: int, max_line_bytes: int) -> Iterator[BitextRecord | Reject]:
@@ -51,7 +50,7 @@ def _raw_bitext(table: pa.Table) -> list[str]:
     return [f"{foreign}\t{en}" for foreign, en in zip(table.column("foreign").to_pylist(), table.column("en").to_pylist(), strict=True)]
 
 
-BITEXT_FORMAT = RawFormat(STAGE, schemas.BITEXT, parse_bitext, bitext_table, ("id", "source", "line"),
+BITEXT_FORMAT = RawFormat(stages.INGEST, schemas.BITEXT, parse_bitext, bitext_table, ("id", "source", "line"),
                           lambda table: table.column("line").to_pylist(), _raw_bitext)
 
 

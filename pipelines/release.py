@@ -21,10 +21,9 @@ from corpus.ids import line_of_id
 from corpus.readers import InputUnit, ParaphraseRecord, Reject, iter_paranmt
 from corpus.text import english_tokens
 from corpus.tokenbatch import token_columns
+from pipelines import stages
 from pipelines.progress import Report, RunPipeline
 from pipelines.rawshards import RawFormat, ShardPlan, write_shards
-
-STAGE = "import"
 
 
 def parse_release(unit: InputUnit, lines: Iterable, _partner_lines: Iterable | None, first_line: int, max_line_bytes: int) -> Iterator[ParaphraseRecord | Reject]:
@@ -62,7 +61,7 @@ def _raw_release(table: pa.Table) -> list[str]:
 
 
 # A release row's line is in its id (corpus.ids.line_id): the pairs schema has no line column.
-RELEASE_FORMAT = RawFormat(STAGE, schemas.PAIRS, parse_release, release_table, ("id", "source"),
+RELEASE_FORMAT = RawFormat(stages.IMPORT, schemas.PAIRS, parse_release, release_table, ("id", "source"),
                            lambda table: [line_of_id(pair_id) for pair_id in table.column("id").to_pylist()], _raw_release)
 
 

@@ -36,13 +36,13 @@ import schemas
 from corpus.outputs import reading
 from corpus.readers import Reject, decode_line, without_line_end
 from corpus.translation_files import TranslationFile, TranslationReader, id_part
+from pipelines import stages
 from pipelines.batches import shard_number
 from pipelines.pairs import pairs_table, write_pairs_part
 from pipelines.progress import UNWATCHED, Marks
 from pipelines.rawshards import rejects_table
 from pipelines.translator import CHUNK_ROWS, TranslatorSpec, read_chunks
 
-STAGE = "translations"
 log = logging.getLogger(__name__)
 
 
@@ -98,7 +98,7 @@ def unit_tables(unit: ImportUnit, translations: Translations, scorer, chunk_rows
         tables.append(pairs)
         rejects += dropped
     pairs = pa.concat_tables(tables).sort_by("id") if tables else schemas.PAIRS.empty_table()
-    return pairs, rejects_table(rejects, STAGE)
+    return pairs, rejects_table(rejects, stages.TRANSLATIONS)
 
 
 def _chunk_pairs(rows: pa.Table, raw_lines: list[bytes], file: TranslationFile, max_line_bytes: int, scorer) -> tuple[pa.Table, list[Reject]]:

@@ -5,12 +5,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import luigi
-
 from corpus import translation_check
 from models.nmt.model import NmtModel
-from models.nmt.translate import ENGINES, DecodeOptions
-from pipelines import io
+from models.nmt.translate import DecodeOptions
+from pipelines import io, stages
 from pipelines.translator import (
     TranslatorSpec,
     pending_units,
@@ -20,6 +18,7 @@ from pipelines.translator import (
 )
 from workflows.config import config_from, count_parameter, with_settings
 from workflows.ingest import IngestBitext
+from workflows.nmt import ENGINE
 from workflows.translator import RunsTranslator
 
 # BackTranslate's check before the run: sentences translated where luigi runs, and how many times
@@ -37,9 +36,9 @@ class BackTranslate(RunsTranslator):
     are not translated again.
     """
 
-    stage = "backtranslate"
+    stage = stages.BACKTRANSLATE
 
-    engine = luigi.ChoiceParameter(default="ctranslate2", choices=ENGINES, description="ctranslate2 (fast, default) or fairseq (its own generator).")
+    engine = ENGINE
     first_check = count_parameter(default=FIRST_CHECK_SENTENCES, minimum=0, significant=False,
                                   description=f"Sentences translated where luigi runs and put to the translation check before the bitext is, when there are {FIRST_CHECK_FACTOR} times as many to translate or more: a translator that says one thing or copies stops in seconds, not after the whole bitext (0: only the output is checked).")
 

@@ -4,11 +4,10 @@
 import luigi
 
 from corpus.outputs import read_json
-from models.nmt.translate import ENGINES
 from workflows.central_scheduler import WorkDirectoryTask
 from workflows.corpus import AssignDeciles
 from workflows.ingest import IngestBitext
-from workflows.nmt import TrainTranslator, TranslatorChoice, without_empty
+from workflows.nmt import BACKTRANSLATE_ENGINE, TrainTranslator, TranslatorChoice, without_empty
 
 
 class BuildParaNMT(WorkDirectoryTask, luigi.WrapperTask):
@@ -26,7 +25,7 @@ class BuildParaNMT(WorkDirectoryTask, luigi.WrapperTask):
     spm_model = TrainTranslator.spm_model
     spm_target_model = TrainTranslator.spm_target_model
     model_dir = TrainTranslator.model_dir
-    engine = luigi.Parameter(default="", description=f"Translation engine {ENGINES}; empty: BackTranslate's configured one.")
+    engine = BACKTRANSLATE_ENGINE
     pairs = AssignDeciles.pairs
     translations = AssignDeciles.translations
     pp_vectors = AssignDeciles.pp_vectors

@@ -31,7 +31,7 @@ from corpus.deciles import SCORERS
 from corpus.errors import InputError
 from corpus.outputs import read_json, read_manifest, reading
 from corpus.selection import Rules, Sample
-from pipelines import io
+from pipelines import io, stages
 from pipelines.batches import VECTORIZED_BATCH_ROWS
 from pipelines.deciles import DEFAULT_SAMPLE, write_corpus
 from pipelines.release import import_release
@@ -51,7 +51,7 @@ from workflows.config import (
 )
 from workflows.encoders import TrainEncoder
 from workflows.ingest import ReadsRawFiles, remove_plain_copies
-from workflows.nmt import TranslatorChoice, without_empty
+from workflows.nmt import BACKTRANSLATE_ENGINE, TranslatorChoice, without_empty
 from workflows.translations import TRANSLATIONS_HELP, ImportTranslations
 
 log = logging.getLogger("luigi-interface")
@@ -64,7 +64,7 @@ class ImportParaphrases(ReadsRawFiles):
     stored in ``trans_score`` (so ``decile_trans`` ranks it) and the manifest says so.
     """
 
-    stage = "import"
+    stage = stages.IMPORT
 
     files = luigi.Parameter(description="Comma-separated ParaNMT release files or globs (gzip or plain).")
 
@@ -91,7 +91,7 @@ class ImportParaphrases(ReadsRawFiles):
 class ReadsPairs(TranslatorChoice):
     """Parameters and helpers of every task that reads the ``pairs`` dataset."""
 
-    engine = luigi.Parameter(default="", description="Translation engine for BackTranslate; empty: its configured one.")
+    engine = BACKTRANSLATE_ENGINE
     pairs = CorpusParameter(
         default="",
         description="Pairs to score instead of back-translating --inputs: a `pairs` dataset directory, or "

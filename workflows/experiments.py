@@ -43,6 +43,7 @@ from corpus.errors import InputError
 from corpus.outputs import MANIFEST, read_json, read_manifest
 from corpus.selection import ALL_DECILES, AUTO, Rules, parse_deciles, passing_per_decile
 from models.configs import MODEL_NAMES
+from pipelines import stages
 from pipelines.batches import iter_tables
 from workflows.base import CODE_VERSION, StageTask, in_workdir, stage_tree
 from workflows.config import NONE, AbsolutePath, OptionalPath, config_from, count_parameter
@@ -56,20 +57,6 @@ from workflows.corpus import (
 from workflows.encoders import EvaluateSTS, TrainEncoder, load_on_device, sts_files, sts_root
 from workflows.ingest import demo_corpus
 from workflows.transfer import EvaluateTransfer, load_suite, transfer_files
-
-# What a stage's manifest counts, as (stage, count: a key of its "rows" or of the manifest) →
-# how the report's provenance names it; in pipeline order.
-DATA_SIZES = {
-    ("ingest", "bitext"): "bitext sentence pairs read",
-    ("backtranslate", "pairs"): "back-translated pairs",
-    ("translations", "pairs"): "pairs of translations made elsewhere",
-    ("import", "pairs"): "ParaNMT release pairs imported",
-    ("corpus", "corpus"): "scored pairs in the corpus (all deciles)",
-    ("train", "training"): "training pairs selected",
-    ("encoders", "pairs"): "pairs each encoder trained on",
-    ("baselines", "reference_sentences"): "sentences SIF's common component is fitted on",
-    ("reports", "datasets"): "STS datasets each model is evaluated on",
-}
 
 
 def model_names(text: str) -> list[str]:
@@ -621,3 +608,18 @@ class DataSourceComparison(Experiment):
         table2 = table2_rows({name: table["(all)"] for name, table in stats.items()})
         links = {**self.links(), **{f"statistics per domain: {name}": os.path.relpath(self.requires()[f"stats/{name}"].output_dir / "stats.md", self.output_dir) for name in sources}}
         return data_source_report(sources, table2, links)
+
+
+# What a stage's manifest counts, as (stage, count: a key of its "rows" or of the manifest) →
+# how the report's provenance names it; in pipeline order (here, below the stages it names).
+DATA_SIZES = {
+    (stages.INGEST, "bitext"): "bitext sentence pairs read",
+    (stages.BACKTRANSLATE, "pairs"): "back-translated pairs",
+    (stages.TRANSLATIONS, "pairs"): "pairs of translations made elsewhere",
+    (stages.IMPORT, "pairs"): "ParaNMT release pairs imported",
+    (AssignDeciles.stage, "corpus"): "scored pairs in the corpus (all deciles)",
+    (SelectTrainingSet.stage, "training"): "training pairs selected",
+    (TrainEncoder.stage, "pairs"): "pairs each encoder trained on",
+    (VectorBaselines.stage, "reference_sentences"): "sentences SIF's common component is fitted on",
+    (EvaluateSTS.stage, "datasets"): "STS datasets each model is evaluated on",
+}

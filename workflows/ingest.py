@@ -14,7 +14,7 @@ from corpus import languages
 from corpus.errors import InputError
 from corpus.inputs import plain_unit, resolve_inputs, source_languages
 from corpus.readers import DEFAULT_MAX_LINE_BYTES, InputUnit
-from pipelines import io
+from pipelines import io, stages
 from pipelines.ingest import ingest
 from pipelines.options import LINES_PER_WORKER
 from pipelines.rawshards import DEFAULT_SHARD_ROWS, ShardPlan, plan_shards
@@ -113,7 +113,7 @@ class ReadsRawFiles(StageTask):
 class IngestBitext(ReadsRawFiles):
     """Read CzEng 1.6 / line-aligned foreign–English files into sharded, validated Parquet."""
 
-    stage = "ingest"
+    stage = stages.INGEST
 
     inputs = CorpusParameter(
         default="",

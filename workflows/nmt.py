@@ -97,8 +97,15 @@ def without_empty(**values) -> dict:
     return {name: value for name, value in values.items() if value not in ("", None)}
 
 
-# How a translating stage's CTranslate2 model computes (BackTranslate, ImportTranslations, EvaluateTranslator).
+# The translating stages' shared parameters, declared once: how a CTranslate2 model computes
+# (BackTranslate, ImportTranslations, EvaluateTranslator), the device (and TrainTranslator's), the
+# engine (BackTranslate, EvaluateTranslator), and the engine a task that builds BackTranslate passes down.
 COMPUTE_TYPE = luigi.Parameter(default="auto", description="CTranslate2 compute type: auto (float16 on GPU, the stored type on CPU), int8, float32, …")
+DEVICE = luigi.ChoiceParameter(default="auto", choices=["auto", "cpu", "cuda"],
+                               description="auto: the GPU when there is one and the engine can use it (CTranslate2 needs the gpu extra; "
+                                           "fairseq trains with fp16 there), else the CPU.")
+ENGINE = luigi.ChoiceParameter(default="ctranslate2", choices=ENGINES, description="ctranslate2 (fast, default) or fairseq (its own generator).")
+BACKTRANSLATE_ENGINE = luigi.Parameter(default="", description=f"BackTranslate's translation engine {ENGINES}; empty: its configured one.")
 
 
 class TranslatorChoice(ReadsBitext):
@@ -182,7 +189,7 @@ class TrainTranslator(UsesGpu, ReadsBitext, WritesNmtModel):
     keeps_partial_output = True
 
     valid_size = luigi.IntParameter(default=3000, description="About this many pairs (by id hash) are held out for validation.")
-    device = luigi.ChoiceParameter(default="auto", choices=["auto", "cpu", "cuda"], description="Train on the GPU (with fp16) when there is one, else the CPU.")
+    device = DEVICE
     fairseq_args = luigi.Parameter(default="", description="Extra fairseq-train arguments, e.g. '--update-freq 4'.")
     # A given model (GIVEN_MODEL_PARAMETERS): what --translator FOLDER sets (model_dir), hidden from --help.
     checkpoint = AbsolutePath(default="", visibility=HIDDEN, description="Deprecated (--translator FOLDER): an existing fairseq cs→en checkpoint: skip training and use it.")
@@ -392,12 +399,12 @@ class EvaluateTranslator(UsesGpu, TranslatorChoice, StageTask):
 
     stage = "nmt-eval"
 
-    engine = luigi.ChoiceParameter(default="ctranslate2", choices=ENGINES, description="Translation engine.")
+    engine = ENGINE
     compute_type = COMPUTE_TYPE
     source = AbsolutePath(default=str(WMT21 / "newstest2021.cs-en.src.cs"), description="Czech test sentences, one a line.")
     reference = AbsolutePath(default=str(WMT21 / "newstest2021.cs-en.ref.A.en"), description="English reference, line-aligned.")
     baseline = OptionalPath(default=str(WMT21 / "newstest2021.cs-en.hyp.CUNI-Transformer2018.en"), description="A system output to compare with (none: no baseline).")
-    device = luigi.ChoiceParameter(default="auto", choices=["auto", "cpu", "cuda"], description="auto: the GPU when there is one.")
+    device = DEVICE
 
     def requires(self):
         return self.model_task(self.engine)

@@ -11,12 +11,11 @@ from pathlib import Path
 from corpus.outputs import digest_of
 from corpus.translation_files import TranslationFile, plain_copy, resolve_translations
 from models.nmt.model import NmtModel
-from pipelines import io
+from pipelines import io, stages
 from pipelines.batches import shard_number
 from pipelines.options import LINES_PER_WORKER, SCORED_ROWS_PER_WORKER
 from pipelines.progress import Tally
 from pipelines.translations import (
-    STAGE,
     ImportUnit,
     Translations,
     build_import,
@@ -45,7 +44,7 @@ class ImportTranslations(RunsTranslator):
     the model run as BackTranslate runs it), else with an empty ``trans_score``. Resumable per
     unit (one bitext shard with one translation file), as BackTranslate per shard."""
 
-    stage = STAGE
+    stage = stages.TRANSLATIONS
     engine = "ctranslate2"  # the engine that scores by forced decoding
 
     @property

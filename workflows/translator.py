@@ -22,7 +22,7 @@ from pipelines.progress import marking, progress_while_running
 from pipelines.translator import CHUNK_ROWS, TranslatorSpec, translation_sample
 from workflows.base import StageTask
 from workflows.config import count_parameter, paranmt
-from workflows.nmt import COMPUTE_TYPE, TranslatorChoice, UsesGpu
+from workflows.nmt import COMPUTE_TYPE, DEVICE, TranslatorChoice, UsesGpu
 
 
 class RunsTranslator(UsesGpu, TranslatorChoice, StageTask):
@@ -34,7 +34,7 @@ class RunsTranslator(UsesGpu, TranslatorChoice, StageTask):
     keeps_partial_output = True
 
     chunk_rows = count_parameter(default=CHUNK_ROWS, description="Sentences translated or scored together (sorted by length inside), and read from a file at once.")
-    device = luigi.ChoiceParameter(default="auto", choices=["auto", "cpu", "cuda"], description="auto: the GPU when the engine can use one (CTranslate2 needs the gpu extra).")
+    device = DEVICE
     compute_type = COMPUTE_TYPE
     threads = count_parameter(default=0, minimum=0, significant=False, description="CPU threads per worker (0: cores / DirectRunner workers).")
     share_model = luigi.BoolParameter(default=False, significant=False, description="On the CPU too: one model per machine, shared by the worker processes (on a GPU it always is).")
