@@ -263,7 +263,6 @@ def scorer_keys(ranked: Sequence[str] = EVERY_SCORER) -> IdKeys:
     return IdKeys(tuple((name, SCORERS[name]) for name in ranked), stored_hash=True)
 
 
-SCORER_KEYS = scorer_keys()
 _PICK = "_pick"
 
 

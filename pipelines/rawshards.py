@@ -175,13 +175,6 @@ def parse_shard(fmt: RawFormat, unit: InputUnit, shard: Shard, lines: list[Itera
     return itertools.chain(fmt.parse(unit, lines[0], lines[1] if files > 1 else None, shard.first_line, max_line_bytes), *lines[files:])
 
 
-def read_unit(fmt: RawFormat, unit: InputUnit, max_line_bytes: int, shard_rows: int = DEFAULT_SHARD_ROWS) -> Iterator:
-    """Every record and Reject of one input, shard after shard, as the pipeline reads them."""
-    for task in plan_shards([unit], shard_rows).tasks:
-        for shard, lines in shard_lines(task):
-            yield from parse_shard(fmt, task.unit, shard, lines, max_line_bytes)
-
-
 def shard_tables(fmt: RawFormat, unit: InputUnit, shard: Shard, lines: list[Iterable], max_line_bytes: int) -> tuple[pa.Table, pa.Table]:
     """A shard's rows sorted by ``fmt.order`` (an id read again: a duplicate_id reject) and its
     rejects sorted by (source, line, reason, raw)."""

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from raw_reading import read_unit
 
 from corpus.errors import InputError
 from corpus.inputs import content_identity, resolve_inputs
@@ -23,7 +24,6 @@ from corpus.lines import read_lines
 from corpus.outputs import digest_of
 from corpus.readers import BitextRecord, Reject
 from pipelines.ingest import BITEXT_FORMAT
-from pipelines.rawshards import read_unit
 
 
 def czeng_lines(count: int, tag: str = "a") -> list[bytes]:

@@ -63,7 +63,7 @@ def write_scored(table, root, shards):
 def assign(tmp_path, table, shards, sample_size=stage.DEFAULT_SAMPLE, name="run", width=stage.deciles.DEFAULT_WIDTH):
     root = tmp_path / name
     files = write_scored(table, root, shards)
-    source = stage.RankingInput(tuple(files), stage.SCORER_KEYS)
+    source = stage.RankingInput(tuple(files), stage.scorer_keys())
     write = stage.add_corpus_write(str(root / "corpus"), str(root / "pairs"), 2, str(root / "summary.json"))
     counts, cuts = stage.find_cuts(run_in_process, source, stage.decile_ranks, str(root), sample_size, width, then=write)
     corpus = pd.read_parquet(root / "corpus").sort_values("id").reset_index(drop=True)

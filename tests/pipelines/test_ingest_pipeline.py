@@ -6,6 +6,7 @@ import pyarrow.parquet as pq
 import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 from conftest import in_fresh_process
+from raw_reading import read_unit
 
 import schemas
 from corpus.errors import InputError
@@ -14,7 +15,6 @@ from pipelines.ingest import BITEXT_FORMAT
 from pipelines.rawshards import (
     build_shard_writes,
     plan_shards,
-    read_unit,
     shard_lines,
     shard_tables,
 )

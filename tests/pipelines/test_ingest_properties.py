@@ -8,11 +8,11 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from raw_reading import read_unit
 
 from corpus.inputs import resolve_inputs
 from corpus.readers import BitextRecord, Reject
 from pipelines.ingest import BITEXT_FORMAT
-from pipelines.rawshards import read_unit
 
 MAX_LINE_BYTES = 300
 CZECH = ["Pes štěká na kočku.", "Příliš žluťoučký kůň úpěl ďábelské ódy.", "Dobrý den, pane Nováku!", "Byla tma."]

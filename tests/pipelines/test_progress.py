@@ -140,6 +140,6 @@ def test_a_cut_search_that_retries_reports_every_attempt(tmp_path, last_report):
     run, report, messages = last_report
     files = write_shards(scored_table(3_001), tmp_path / "scored", 2, schemas.SCORED)
     # 50 sampled keys and narrow windows: the first attempt misses cuts (test_deciles_pipeline)
-    deciles.find_cuts(run, deciles.RankingInput(tuple(files), deciles.SCORER_KEYS), deciles.decile_ranks, str(tmp_path), 50, 0.01, report)
+    deciles.find_cuts(run, deciles.RankingInput(tuple(files), deciles.scorer_keys()), deciles.decile_ranks, str(tmp_path), 50, 0.01, report)
     assert (tmp_path / "_cuts-2.json").exists()
     assert messages[-1].startswith("6/6 file reads for the exact cuts (three per file) (")

@@ -9,6 +9,7 @@ import apache_beam as beam
 import pandas as pd
 import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
+from raw_reading import read_unit
 
 from corpus.inputs import resolve_inputs
 from corpus.lines import index_lines
@@ -16,7 +17,7 @@ from corpus.readers import InputUnit
 from pipelines import rawshards
 from pipelines.ingest import BITEXT_FORMAT
 from pipelines.io import dataset_files, rejects_by_reason
-from pipelines.rawshards import build_shard_writes, plan_shards, read_unit, remove_repeated_ids
+from pipelines.rawshards import build_shard_writes, plan_shards, remove_repeated_ids
 from pipelines.release import RELEASE_FORMAT
 
 # CRLF and LF ends, a blank line, a line with a stray CR, a last line without its end.
