@@ -67,7 +67,8 @@ class DecodeOptions:
     max_source_tokens: int = setting(0, "Sources with more sentencepiece pieces are truncated and flagged (0: the model's limit).", minimum=0)
     max_len_a: float = setting(1.5, "Hypotheses have at most a × source length + b pieces.", minimum=0)
     max_len_b: int = setting(10, "See max_len_a.", minimum=0)
-    batch_tokens: int = setting(0, "Token budget of one decoder batch (sentences × longest source); 0: 6144 ÷ beam on the CPU (512 at beam 12), 16384 on a GPU.", minimum=0)
+    batch_tokens: int = setting(0, "Token budget of one decoder batch (sentences × longest source); "
+                                   "0: 6144 ÷ beam on the CPU (512 at beam 12), 16384 on a GPU.", minimum=0)
 
 
 def token_batches(lengths: list[int], budget: int) -> Iterator[slice]:
