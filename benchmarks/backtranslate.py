@@ -188,8 +188,10 @@ def run_stage(model: Path, texts, device, options, shards: int, compute_type: st
         for suffix in ("cs", "en"):
             Path(tmp, f"bench.{suffix}").write_text("".join(f"{text}\n" for text in texts), encoding="utf-8")
         command = [sys.executable, "-m", "luigi", "--module", "workflows", "BackTranslate", "--local-scheduler",
-                   "--inputs", f"{tmp}/bench.cs::{tmp}/bench.en", "--source-language", "cs", "--translator", str(model.resolve()),  # the command runs in tmp
-                   "--device", device, "--compute-type", compute_type, "--beam-size", str(options.beam_size), "--batch-tokens", str(options.batch_tokens),
+                   "--inputs", f"{tmp}/bench.cs::{tmp}/bench.en", "--source-language", "cs",
+                   "--translator", str(model.resolve()),  # the command runs in tmp
+                   "--device", device, "--compute-type", compute_type, "--beam-size", str(options.beam_size),
+                   "--batch-tokens", str(options.batch_tokens),
                    "--BackTranslate-accept-translations", ",".join(NAMES), "--paranmt-workdir", f"{tmp}/work",
                    *(["--IngestBitext-num-shards", str(shards)] if shards else [])]
         done = subprocess.run(command, cwd=tmp, capture_output=True, text=True)
@@ -230,12 +232,16 @@ def main() -> None:
     parser.add_argument("--source", type=Path, help="Czech sentences, one a line (default: newstest2021 or the demo)")
     parser.add_argument("--sentences", type=int, default=1000)
     parser.add_argument("--beam", type=int, default=DecodeOptions.beam_size)
-    parser.add_argument("--batch-tokens", type=int, default=DecodeOptions.batch_tokens, help=f"decoder batch token budget (0: {CPU_HYPOTHESIS_TOKENS} ÷ beam on the CPU, {GPU_BATCH_TOKENS} on a GPU)")
+    parser.add_argument("--batch-tokens", type=int, default=DecodeOptions.batch_tokens,
+                        help=f"decoder batch token budget (0: {CPU_HYPOTHESIS_TOKENS} ÷ beam on the CPU, {GPU_BATCH_TOKENS} on a GPU)")
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
-    parser.add_argument("--compute-type", default="auto", help="CTranslate2's compute type of the ct2, beam and stage rows (auto: the device's default; int8 on a CPU is about twice as fast)")
+    parser.add_argument("--compute-type", default="auto",
+                        help="CTranslate2's compute type of the ct2, beam and stage rows "
+                             "(auto: the device's default; int8 on a CPU is about twice as fast)")
     parser.add_argument("--threads", type=int, default=0, help="CPU threads of the in-process engines (0 = all cores)")
     parser.add_argument("--workers", type=int, default=0, help="DirectRunner processes for the Beam row (0 = one per core)")
-    parser.add_argument("--stage-shards", type=int, default=0, help="Shards of the stage row's bitext (0: IngestBitext's default, 100,000 lines each)")
+    parser.add_argument("--stage-shards", type=int, default=0,
+                        help="Shards of the stage row's bitext (0: IngestBitext's default, 100,000 lines each)")
     parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated subset of {','.join(MODES)}")
     parser.add_argument("--measure", choices=list(MODES), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -259,7 +265,8 @@ def main() -> None:
     load_after = os.getloadavg()[0]
     texts = sentences(args.source, args.sentences)
     print(f"Back-translation, beam {args.beam}, {len(texts)} sentences ({sentence_source(args.source) or 'demo corpus'}), "
-          f"device {args.device}, compute type {args.compute_type}, stage shards {args.stage_shards or 'as ingested'}, in-process threads {args.threads or 'all cores'}, on {machine()}; "
+          f"device {args.device}, compute type {args.compute_type}, stage shards {args.stage_shards or 'as ingested'}, "
+          f"in-process threads {args.threads or 'all cores'}, on {machine()}; "
           f"load average {load_before:.1f} before, {load_after:.1f} after\n")
     print(markdown_table(["model", "engine", "sentences", "seconds", "sentences/s", "target tokens/s", "× fairseq-generate", "× engine",
                           f"hours for {PAPER_SENTENCES / 1e6:.1f}M sentences (paper: {PAPER_GPU_HOURS:,} GPU-h)"], rows))

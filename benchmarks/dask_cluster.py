@@ -67,7 +67,8 @@ def main() -> None:
         write_vectors(vectors)
         for size in (int(size) for size in args.sizes.split(",")):
             source = Path(tmp) / f"pairs-{size}"
-            measure_in_subprocess("benchmarks.score", "--measure", "write", "--pairs", str(size), "--source", str(source), "--shards", str(args.shards))
+            measure_in_subprocess("benchmarks.score", "--measure", "write", "--pairs", str(size), "--source", str(source),
+                                  "--shards", str(args.shards))
             common = ["benchmarks.dask_cluster", "--measure", "--source", str(source), "--vectors", str(vectors)]
             runs = [("DirectRunner in process (baseline)", measure_in_subprocess(*common, env=ONE_THREAD))]
             for workers in (int(count) for count in args.workers.split(",")):
@@ -81,7 +82,8 @@ def main() -> None:
                 rows.append([label, size, run["seconds"], run["cpu_seconds"], 1e6 * run["cpu_seconds"] / size, size / run["seconds"],
                              baseline / run["seconds"]])
     print(f"ScorePairs + AssignDeciles on generated pairs, {args.shards} shards, {machine()}\n")
-    print(markdown_table(["runner", "pairs", "seconds", "CPU seconds (all processes)", "CPU µs per pair", "pairs/s", "speed-up over in process"], rows))
+    print(markdown_table(["runner", "pairs", "seconds", "CPU seconds (all processes)", "CPU µs per pair", "pairs/s",
+                          "speed-up over in process"], rows))
 
 
 if __name__ == "__main__":

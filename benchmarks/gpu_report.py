@@ -12,7 +12,8 @@ from benchmarks.backtranslate import MODES, PAPER_GPU_HOURS, PAPER_SENTENCES
 from benchmarks.common import machine, markdown_table
 from corpus import translation_check
 
-CPU_ENCODER_FIGURES = "2 shared CPU cores, docs/2026-11-25-training-loop.md: Word Avg 300 5,494 pairs/s, BiLSTM Avg 600 48 pairs/s (one thread, M = 40)"
+CPU_ENCODER_FIGURES = ("2 shared CPU cores, docs/2026-11-25-training-loop.md: Word Avg 300 5,494 pairs/s, "
+                       "BiLSTM Avg 600 48 pairs/s (one thread, M = 40)")
 
 
 def report(out: Path, facts: dict, results: dict, steps_table: str, budget_s: float) -> str:
@@ -75,14 +76,16 @@ def speed_section(facts: dict, results: dict) -> list[str]:
     peak = engine.get("peak_gpu_mib")
     rows = [[MODES["fairseq"], engine["sentences"], engine["seconds"], engine_rate, "1.00", "–" if peak is None else f"{peak:,.0f}",
              PAPER_SENTENCES / engine_rate / 3600],
-            ["BackTranslate stage, fairseq engine", bt["translated"], bt["translated"] / bt["rate"], bt["rate"], f"{bt['rate'] / engine_rate:.2f}", "–",
+            ["BackTranslate stage, fairseq engine", bt["translated"], bt["translated"] / bt["rate"], bt["rate"],
+             f"{bt['rate'] / engine_rate:.2f}", "–",
              PAPER_SENTENCES / bt["rate"] / 3600]]
     lines = ["## Back-translation speed", "",
              f"Beam 12, batches of {facts['batch_tokens'] or 'the default'} tokens, device {device}; the engine on a seeded sample of the "
              "sentences first, then the stage on the corpus (its rate: the sentences over the stage's own seconds, start-up, the model's "
              "load and the translation check included):", "",
              markdown_table(["engine", "sentences", "seconds", "sentences/s", "× engine", "peak GPU MiB",
-                             f"{'GPU' if device == 'cuda' else 'CPU'}-hours for {PAPER_SENTENCES / 1e6:.1f}M sentences (paper: {PAPER_GPU_HOURS:,} GPU-h)"], rows), "",
+                             f"{'GPU' if device == 'cuda' else 'CPU'}-hours for {PAPER_SENTENCES / 1e6:.1f}M sentences "
+                             f"(paper: {PAPER_GPU_HOURS:,} GPU-h)"], rows), "",
              f"- the corpus: {bt['translated']:,} of {bt['of']:,} Czech sentences back-translated "
              f"({'all' if whole else 'a seeded sample: ' + ('toy size' if facts['tiny'] else 'the rest did not fit in its share')}), "
              f"the step's BackTranslate {bt['seconds']:.1f} s"]

@@ -115,7 +115,8 @@ REAL = Sizes("compact", 8000, 16, 0, 5000, PLAN_BATCH_TOKENS, PLAN_CHUNK_ROWS, {
 # Word Avg updates for the encoders. A model trained for 60 updates does not translate, so the
 # rehearsal accepts every figure of the translation check (corpus.translation_check), which the
 # real call enforces: there a translator that says one sentence stops the backtranslate step.
-TINY = Sizes("tiny", 4000, 2, 4, 4, 0, 4096, {"word_avg": 2, "bilstm_avg": 1, "word_avg-cpu": 2}, 1, 60, 90.0, (20, 20), ",".join(translation_check.NAMES))
+TINY = Sizes("tiny", 4000, 2, 4, 4, 0, 4096, {"word_avg": 2, "bilstm_avg": 1, "word_avg-cpu": 2}, 1, 60, 90.0, (20, 20),
+             ",".join(translation_check.NAMES))
 
 
 class BudgetSpent(KeyboardInterrupt):
@@ -301,7 +302,8 @@ def prepare_data(data: Path | None, tiny: bool, workdir: Path) -> tuple[str, dic
         pairs = demo_pairs()
         test = pairs[-TINY.test_sentences:]
         files = {"source": write("source.cs", [cs for cs, _ in test]), "reference": write("reference.en", [en for _, en in test]), "baseline": ""}
-        return write_pairs(pairs, workdir / "inputs", "demo"), files, f"the embedded demo corpus ({len(pairs)} pairs; tested on its own last {len(test)})"
+        return (write_pairs(pairs, workdir / "inputs", "demo"), files,
+                f"the embedded demo corpus ({len(pairs)} pairs; tested on its own last {len(test)})")
     counts = prepare(data, workdir / "csen-more", report=lambda line: None)
     newstest2021 = {name: (data / path).read_text(encoding="utf-8").splitlines() for name, path in NEWSTEST2021.items()}
     count = (TINY if tiny else REAL).test_sentences or None
@@ -489,7 +491,8 @@ def encoder_speed(corpus_files: list[Path], workdir: Path, sizes: Sizes, device:
 
     table = pq.read_table(corpus_files[0], columns=["reference", "translation"]) if corpus_files else None
     if table is not None and table.num_rows >= 10_000:
-        pairs, source = (table.column("reference").to_pylist(), table.column("translation").to_pylist()), f"this run's corpus ({table.num_rows:,} pairs)"
+        pairs, source = ((table.column("reference").to_pylist(), table.column("translation").to_pylist()),
+                         f"this run's corpus ({table.num_rows:,} pairs)")
     else:
         count = 10_000 if device == "cuda" else 1000
         pairs, source = generated_pairs(count), f"generated pairs ({count:,}; the corpus is smaller)"

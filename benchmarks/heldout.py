@@ -68,7 +68,8 @@ def main() -> None:
     parser.add_argument("--compute-types", default="default,int8", help="CTranslate2 compute types, comma-separated (default: the stored float32)")
     parser.add_argument("--beam", type=int, default=12)
     parser.add_argument("--shown", type=int, default=20, help="translations of each set to print")
-    parser.add_argument("--translator", default="", help="a translator's folder (e.g. a TrainTranslator output); default: the configuration's own model")
+    parser.add_argument("--translator", default="",
+                        help="a translator's folder (e.g. a TrainTranslator output); default: the configuration's own model")
     args = parser.parse_args()
     sets = test_sets(args.prepared)
     missing = [str(path) for pair in sets.values() for path in pair if not path.exists()]

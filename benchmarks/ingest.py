@@ -154,7 +154,8 @@ def main() -> None:
                    for mode in ("pyarrow", "python", "beam")}
         base = results["python"]["seconds"]
         rows = [
-            [label, r["rows"], f"{r['seconds']:.1f}", f"{r['rows'] / r['seconds']:.0f}", f"{r['peak_rss_mib'] / 1024:.2f} (largest process)", f"{r['seconds'] / base:.2f}", "", ""]
+            [label, r["rows"], f"{r['seconds']:.1f}", f"{r['rows'] / r['seconds']:.0f}", f"{r['peak_rss_mib'] / 1024:.2f} (largest process)",
+             f"{r['seconds'] / base:.2f}", "", ""]
             for label, r in (("pyarrow read + write (no tokenization)", results["pyarrow"]),
                              ("plain Python, 1 process (baseline)", results["python"]),
                              ("Beam, the gzip file read through by one worker (before)", results["beam"]))

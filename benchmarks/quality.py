@@ -59,7 +59,8 @@ NEGATIVE_RULES = [
     Cell("M = 40, MAX, both sides (the paper)", train=PAPER),
     Cell("M = 40, MIX, both sides", train={**PAPER, "negatives": "mix"}),
     Cell("M = 40, MAX, partner side", train={**PAPER, "negative_side": "partner"}),
-    Cell("M → 40 annealed +1 per 150 updates, partner side (the authors' 2021 code)", train={**PAPER, "negative_side": "partner", "megabatch_anneal": 150}),
+    Cell("M → 40 annealed +1 per 150 updates, partner side (the authors' 2021 code)",
+         train={**PAPER, "negative_side": "partner", "megabatch_anneal": 150}),
     Cell("M = 40, semi-hard, both sides", train={**PAPER, "below_partner": True}),
     Cell("M = 10, semi-hard, partner side", train={"megabatch": 10}),
     Cell("M = 40, semi-hard, partner side (default)"),
@@ -138,7 +139,8 @@ def run_cell(cell: Cell, pairs_path: str, directory: str, epochs: int) -> dict:
     started = time.perf_counter()
     trainer.run(select)
     seconds = time.perf_counter() - started
-    return {**row, "dev_set": config.dev_set, "lr": config.lr, **scores(load_encoder(directory, "cpu").encode), **curves(per_epoch), "pairs_per_s": len(first) * epochs / seconds}
+    return {**row, "dev_set": config.dev_set, "lr": config.lr, **scores(load_encoder(directory, "cpu").encode), **curves(per_epoch),
+            "pairs_per_s": len(first) * epochs / seconds}
 
 
 def main() -> None:
@@ -151,13 +153,15 @@ def main() -> None:
     parser.add_argument("--only", default="", help="run only the cells whose label contains one of these |-separated texts")
     parser.add_argument("--no-captions", action="store_true", help="train without the Flickr30k/COCO caption pairs")
     parser.add_argument("--mix", action="append", default=[], help="a row per --mix-models model trained on the reference pairs plus these "
-                        "--train-data sources (e.g. 'work/train/latest/pairs' or '0.5=mt-pairs.tsv'), beside the model on the reference pairs alone; repeatable")
+                        "--train-data sources (e.g. 'work/train/latest/pairs' or '0.5=mt-pairs.tsv'), "
+                        "beside the model on the reference pairs alone; repeatable")
     parser.add_argument("--mix-models", default="word_avg", help="comma-separated models of the --mix rows")
     args = parser.parse_args()
     if not (BUILD_REFPAIRS.exists() and STS.exists()):
         print(f"quality: skipped ({BUILD_REFPAIRS} or {STS} absent)")
         return
-    cells = [cell for cell in grid([m for m in args.models.split(",") if m], not args.no_rules) if any(text in cell.label for text in args.only.split("|"))]
+    cells = [cell for cell in grid([m for m in args.models.split(",") if m], not args.no_rules)
+             if any(text in cell.label for text in args.only.split("|"))]
     if args.mix:
         from models.training_pairs import training_sources
 
@@ -172,12 +176,16 @@ def main() -> None:
         print(f"{pairs:,} reference pairs{' without the caption pairs' if args.no_captions else ''}\n", flush=True)
         with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as pool:
             futures = [pool.submit(run_cell, cell, str(pairs_path), str(Path(tmp) / f"cell{i}"), args.epochs) for i, cell in enumerate(cells)]
-            rows = [{"model": "SIF GloVe-4k +WR", "negatives": "no training (baseline)", "dev_set": "–", "lr": None, **scores(sif_glove4k().encode), **curves([]), "pairs_per_s": None}]
+            rows = [{"model": "SIF GloVe-4k +WR", "negatives": "no training (baseline)", "dev_set": "–", "lr": None,
+                     **scores(sif_glove4k().encode), **curves([]), "pairs_per_s": None}]
             for cell, future in zip(cells, futures, strict=True):
                 rows.append(future.result())
-                print(f"  {cell.model}, {cell.label}: STS12–16 {rows[-1]['sts12_16']:.1f}, STS-B dev {rows[-1]['stsb_dev']:.1f}", file=sys.stderr, flush=True)
-    headers = ["model", "negatives", "Adam lr", "selects", "STS12–16", "STS-B dev", "STS 2017", "STS12–16 per epoch", "STS-B dev per epoch", "STS 2017 per epoch", "pairs/s (1 thread)"]
-    keys = ["model", "negatives", "lr", "dev_set", "sts12_16", "stsb_dev", "sts2017", "sts12_16_curve", "stsb_dev_curve", "sts2017_curve", "pairs_per_s"]
+                print(f"  {cell.model}, {cell.label}: STS12–16 {rows[-1]['sts12_16']:.1f}, STS-B dev {rows[-1]['stsb_dev']:.1f}",
+                      file=sys.stderr, flush=True)
+    headers = ["model", "negatives", "Adam lr", "selects", "STS12–16", "STS-B dev", "STS 2017", "STS12–16 per epoch", "STS-B dev per epoch",
+               "STS 2017 per epoch", "pairs/s (1 thread)"]
+    keys = ["model", "negatives", "lr", "dev_set", "sts12_16", "stsb_dev", "sts2017", "sts12_16_curve", "stsb_dev_curve", "sts2017_curve",
+            "pairs_per_s"]
     print("Pearson × 100 (STS12–16: mean of the 24 SemEval 2012–2016 sets); the epoch its development set selects, of each run:\n")
     print(markdown_table(headers, [[row[k] if row[k] is not None else "–" for k in keys] for row in rows]))
 

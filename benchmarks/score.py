@@ -216,7 +216,8 @@ def run_beam(pairs_dir: str, vectors_path: str, out: Path, workers: int, dask_sc
     started = clock()
     run_pipeline(lambda p: build_score(p, dataset_files(pairs_dir), str(out / "scored"), vectors_path))
     pp_model = {"kind": "vectors file", "path": vectors_path, "sha256": "not computed"}
-    write_corpus(run_pipeline, dataset_files(str(out / "scored")), pairs_dir, str(out / "corpus"), str(out), shown_corpus_dir="corpus", pp_model=pp_model, rejects={}, examples=3)
+    write_corpus(run_pipeline, dataset_files(str(out / "scored")), pairs_dir, str(out / "corpus"), str(out), shown_corpus_dir="corpus",
+                 pp_model=pp_model, rejects={}, examples=3)
     return started
 
 
@@ -257,7 +258,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="250000,500000,1000000", help="Comma-separated pair counts for the Beam rows.")
     parser.add_argument("--baseline-pairs", type=int, default=100_000, help="Pairs for the per-pair Python rows (they are slow).")
-    parser.add_argument("--workers", type=int, default=0, help="DirectRunner processes (0 = by input size, as the workflow: pipelines.options.direct_workers)")
+    parser.add_argument("--workers", type=int, default=0,
+                        help="DirectRunner processes (0 = by input size, as the workflow: pipelines.options.direct_workers)")
     parser.add_argument("--shards", type=int, default=16)
     parser.add_argument("--measure", choices=["write", "authors", "authors-tokenized", "core", "langid", "langid-py", "beam"], help=argparse.SUPPRESS)
     parser.add_argument("--pairs", type=int, help=argparse.SUPPRESS)
@@ -284,7 +286,8 @@ def main() -> None:
                                    ("langid.py's own rank(), one sentence at a time, both sides", "langid-py", langid_py_pairs)):
             # one BLAS thread: langid.py's numpy products would otherwise spread over the cores
             r = measure_in_subprocess("benchmarks.score", "--measure", mode, "--pairs", pairs, *common, env=ONE_THREAD)
-            rows.append([label, 1, r["rows"], r["seconds"], r["cpu_seconds"], r["rows"] / r["seconds"], r["rows"] / r["cpu_seconds"], r["peak_rss_mib"]])
+            rows.append([label, 1, r["rows"], r["seconds"], r["cpu_seconds"], r["rows"] / r["seconds"], r["rows"] / r["cpu_seconds"],
+                         r["peak_rss_mib"]])
         baseline_rate = rows[0][6]
         langid_us = {mode: 1e6 / row[6] for mode, row in zip(("langid", "langid-py"), rows[3:5], strict=True)}
         beam = []
@@ -293,13 +296,16 @@ def main() -> None:
             # Generated in a child: a measured child forked from a parent that held millions of
             # generated sentences would report the parent's memory as its own peak (Linux keeps
             # ru_maxrss across fork and exec), and the peak would grow with the size for that alone.
-            measure_in_subprocess("benchmarks.score", "--measure", "write", "--pairs", str(size), "--source", str(source), "--shards", str(args.shards))
+            measure_in_subprocess("benchmarks.score", "--measure", "write", "--pairs", str(size), "--source", str(source),
+                                  "--shards", str(args.shards))
             r = measure_in_subprocess("benchmarks.score", "--measure", "beam", "--pairs", str(size), "--source", str(source), *common)
             beam.append((size, r["seconds"], r["cpu_seconds"]))
-            rows.append([f"Beam ScorePairs + AssignDeciles, {args.shards} shards", direct_workers(args.workers, size), size, r["seconds"], r["cpu_seconds"],
+            rows.append([f"Beam ScorePairs + AssignDeciles, {args.shards} shards", direct_workers(args.workers, size), size, r["seconds"],
+                         r["cpu_seconds"],
                          r["rows"] / r["seconds"], r["rows"] / r["cpu_seconds"], r["peak_rss_mib"]])
     print(f"Scoring and deciles on generated pairs, {machine()}\n")
-    print(markdown_table(["pipeline", "processes", "pairs", "seconds", "CPU seconds", "pairs/s", "pairs per CPU second", "peak RSS MiB (largest process)"], rows))
+    print(markdown_table(["pipeline", "processes", "pairs", "seconds", "CPU seconds", "pairs/s", "pairs per CPU second",
+                          "peak RSS MiB (largest process)"], rows))
     print("\nGrowth (seconds per 1k pairs must stay flat for linear time; the fixed start-up cost shows at small sizes):")
     print(markdown_table(["pairs", "seconds", "CPU seconds", "seconds per 1k pairs", "CPU seconds per 1k pairs"],
                          [[n, wall, cpu, 1000 * wall / n, 1000 * cpu / n] for n, wall, cpu in beam]))

@@ -73,7 +73,8 @@ STAGES = {
                 ("corpus", ["BuildParaNMT", "--pairs", "{input}", "--pp-vectors", "{vectors}"])],
     "czeng": [("ingest", ["IngestBitext", "--inputs", "{input}"])],
 }
-TRAIN_STAGE = ("encoders", ["TrainOnFiltered", "--decile", "9", "--pairs", "{input}", "--pp-vectors", "{vectors}", "--epochs", "1", "--sts-dir", "{sts}"])
+TRAIN_STAGE = ("encoders", ["TrainOnFiltered", "--decile", "9", "--pairs", "{input}", "--pp-vectors", "{vectors}", "--epochs", "1",
+                            "--sts-dir", "{sts}"])
 
 
 def read_pairs(folder: Path) -> list[tuple[str, str, str]]:
@@ -351,7 +352,8 @@ def measure_size(args: argparse.Namespace, n: int, runs: Path, scheduler: tuple[
     """One size's runs (this code on the DirectRunner, on Dask, the baseline): their rows, the
     corpora's comparison and the runners' comparison."""
     code = export(args.code, args.data) if args.code else None
-    common = {"kind": args.format, "n": n, "data": args.data, "runs": runs, "file_lines": args.file_lines, "every": args.every, "scheduler": scheduler}
+    common = {"kind": args.format, "n": n, "data": args.data, "runs": runs, "file_lines": args.file_lines, "every": args.every,
+              "scheduler": scheduler}
     direct = measure(code=args.code or "this", source=code, train=args.train, direct_workers=args.direct_workers, **common)
     rows, verdicts, compared = list(direct.rows), [], []
     if args.dask_workers:
@@ -361,7 +363,8 @@ def measure_size(args: argparse.Namespace, n: int, runs: Path, scheduler: tuple[
         if args.format == "release":
             verdicts.append(f"{n:,} pairs: the corpus on Dask and on the DirectRunner: {same_corpus(direct.work, on_dask.work)}")
     if n in {int(size) for size in args.baseline_sizes.split(",")} and args.baseline:
-        rows += measure(code=args.baseline, source=export(args.baseline, args.data), train=args.train, direct_workers=args.direct_workers, **common).rows
+        rows += measure(code=args.baseline, source=export(args.baseline, args.data), train=args.train, direct_workers=args.direct_workers,
+                        **common).rows
     return rows, verdicts, compared
 
 
@@ -369,7 +372,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--format", choices=sorted(STAGES), default="release")
     parser.add_argument("--sizes", default="250000,1000000", help="Comma-separated numbers of pairs.")
-    parser.add_argument("--code", default="", help="A git revision to measure instead of the working tree (long runs: edits made meanwhile do not reach them).")
+    parser.add_argument("--code", default="",
+                        help="A git revision to measure instead of the working tree (long runs: edits made meanwhile do not reach them).")
     parser.add_argument("--baseline", default="", help="A git revision to measure beside this code (empty: none).")
     parser.add_argument("--baseline-sizes", default="250000", help="The sizes at which the baseline runs.")
     parser.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "paranmt-size", help="Where generated inputs are kept.")
@@ -381,7 +385,8 @@ def main() -> None:
                         "2 measures a 1M input as a larger one runs).")
     parser.add_argument("--luigi-workers", type=int, default=0, help="Run every command through a luigid started on 127.0.0.1 for the run, "
                         "with this many Luigi workers (0: --local-scheduler).")
-    parser.add_argument("--train", action="store_true", help="Release format: then TrainOnFiltered --decile 9 --epochs 1 on the corpus (STS data needed).")
+    parser.add_argument("--train", action="store_true",
+                        help="Release format: then TrainOnFiltered --decile 9 --epochs 1 on the corpus (STS data needed).")
     parser.add_argument("--plot", type=Path, help="Draw time and memory against size from the tables of --tables into this PNG, and stop.")
     parser.add_argument("--tables", type=Path, nargs="*", default=[], help="Saved outputs of earlier runs of this benchmark.")
     args = parser.parse_args()
@@ -397,7 +402,8 @@ def main() -> None:
     sizes = [int(size) for size in args.sizes.split(",")]
     rows, verdicts, compared = [], [], []
     with local_luigid(runs / "luigid") if args.luigi_workers else contextlib.nullcontext() as port:
-        scheduler = ("--scheduler-host", "127.0.0.1", "--scheduler-port", str(port), "--workers", str(args.luigi_workers)) if port else ("--local-scheduler",)
+        scheduler = (("--scheduler-host", "127.0.0.1", "--scheduler-port", str(port), "--workers", str(args.luigi_workers)) if port
+                     else ("--local-scheduler",))
         for n in sizes:
             size_rows, size_verdicts, size_compared = measure_size(args, n, runs, scheduler)
             rows, verdicts, compared = rows + size_rows, verdicts + size_verdicts, compared + size_compared

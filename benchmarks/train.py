@@ -105,7 +105,8 @@ def end_to_end(directory: Path, threads: int, pairs_limit: int, epochs: int, dev
     rows = []
     for label, options in (("defaults (M = 40, semi-hard, partner side)", []), ("M = 1 (baseline)", ["--megabatch", "1"])):
         for device in devices:
-            seconds, trainer_rate = train_encoder_command(pairs_tsv, directory / f"work-{len(rows)}", threads, device, ["--epochs", str(epochs), *options])
+            seconds, trainer_rate = train_encoder_command(pairs_tsv, directory / f"work-{len(rows)}", threads, device,
+                                                          ["--epochs", str(epochs), *options])
             rows.append([f"Word Avg, {label}", device, f"{pairs:,} × {epochs}", seconds, pairs * epochs / seconds, trainer_rate])
     title = f"TrainEncoder end to end, {threads} CPU thread(s), {source}, STS-B dev after each epoch:\n\n"
     return title + markdown_table(["run", "device", "pairs × epochs", "seconds", "pairs/s", "trainer pairs/s"], rows)
@@ -232,7 +233,8 @@ def main() -> None:
 
     rows, trained = [], {}
     with tempfile.TemporaryDirectory() as tmp:
-        models = (("Word Avg", "word_avg", 300, args.word_steps, args.device_word_steps), ("BiLSTM Avg", "bilstm_avg", 600, args.bilstm_steps, args.device_bilstm_steps))
+        models = (("Word Avg", "word_avg", 300, args.word_steps, args.device_word_steps),
+                  ("BiLSTM Avg", "bilstm_avg", 600, args.bilstm_steps, args.device_bilstm_steps))
         for label, model, dim, cpu_steps, device_steps in models:
             for megabatch in (1, 40):
                 row = [f"{label} {dim}", megabatch]

@@ -77,7 +77,8 @@ def measure(lines: int, data: Path, runs: Path, every: float, workers: list[int]
     folder = Path(tempfile.mkdtemp(prefix=f"translations-{lines}-", dir=runs))
     common = ["--inputs", str(source / "bitext.de"), "--source-language", "de", "--local-scheduler"]
     files = {"plain": "hyp.{}.en", "gzip": "gz.{}.en.gz"}
-    translations = {name: ",".join(f"{source}/bitext.de::{system}={source}/{pattern.format(system)}" for system in systems) for name, pattern in files.items()}
+    translations = {name: ",".join(f"{source}/bitext.de::{system}={source}/{pattern.format(system)}" for system in systems)
+                    for name, pattern in files.items()}
     env = {**os.environ}
     rows = [run_row(lines, "ingest", "", ["IngestBitext", *common], folder, env, every, "ingest", {})]
     compared = len(formats) == 2
@@ -101,7 +102,8 @@ def run_row(lines: int, name: str, workers: str, args: list[str], folder: Path, 
     wall, peak, _, code = run_sampled(["luigi", "--module", "workflows", *args], folder, env, every)
     seconds[name] = stage_seconds(folder / "work", stage) if not code else None
     ratio = f"{seconds[name] / seconds['plain']:.2f}" if name == "gzip" and seconds.get("plain") and seconds[name] else ""
-    row = [f"{lines:,}", name, workers, f"{seconds[name]:.0f}" if seconds[name] is not None else f"failed ({code})", f"{wall:.0f}", f"{peak / 2**30:.2f}", ratio]
+    row = [f"{lines:,}", name, workers, f"{seconds[name]:.0f}" if seconds[name] is not None else f"failed ({code})", f"{wall:.0f}",
+           f"{peak / 2**30:.2f}", ratio]
     print(" | ".join(row), flush=True)
     if code:
         raise SystemExit(f"{' '.join(args[:1])} failed ({code}); its folder: {folder}")
@@ -129,10 +131,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks translations", description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000000,10000000", help="Comma-separated line counts of the input.")
     parser.add_argument("--systems", type=int, choices=(1, 2), default=2, help="Translation files: one system's, or two.")
-    parser.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "paranmt-translations-data", help="Where the generated files are kept between runs.")
-    parser.add_argument("--runs", type=Path, default=Path(tempfile.gettempdir()) / "paranmt-translations-runs", help="Where each run's folder is made.")
+    parser.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "paranmt-translations-data",
+                        help="Where the generated files are kept between runs.")
+    parser.add_argument("--runs", type=Path, default=Path(tempfile.gettempdir()) / "paranmt-translations-runs",
+                        help="Where each run's folder is made.")
     parser.add_argument("--every", type=float, default=0.5, help="Seconds between memory samples.")
-    parser.add_argument("--formats", default="plain,gzip", help="Comma-separated: which imports to run (plain is the baseline; both to compare their pairs).")
+    parser.add_argument("--formats", default="plain,gzip",
+                        help="Comma-separated: which imports to run (plain is the baseline; both to compare their pairs).")
     parser.add_argument("--workers", default="0", help="Comma-separated --paranmt-direct-num-workers of the imports (0: by input size).")
     args = parser.parse_args()
     formats = tuple(name for name in ("plain", "gzip") if name in args.formats.split(","))
@@ -142,8 +147,10 @@ def main() -> None:
     args.runs.mkdir(parents=True, exist_ok=True)
     print(f"machine: {machine()}", flush=True)
     workers = [int(count) for count in args.workers.split(",")]
-    rows = [row for lines in (int(size) for size in args.sizes.split(",")) for row in measure(lines, args.data, args.runs, args.every, workers, formats, SYSTEMS[:args.systems])]
-    print(markdown_table(["lines", "command", "workers", "stage s", "wall s", "peak GiB (process tree)", "gzip / plain", "pairs"], [row + [""] * (8 - len(row)) for row in rows]))
+    rows = [row for lines in (int(size) for size in args.sizes.split(","))
+            for row in measure(lines, args.data, args.runs, args.every, workers, formats, SYSTEMS[:args.systems])]
+    print(markdown_table(["lines", "command", "workers", "stage s", "wall s", "peak GiB (process tree)", "gzip / plain", "pairs"],
+                         [row + [""] * (8 - len(row)) for row in rows]))
 
 
 if __name__ == "__main__":

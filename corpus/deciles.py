@@ -127,7 +127,8 @@ def sort_keys(scores: np.ndarray, hashes: np.ndarray) -> tuple[np.ndarray, np.nd
     return scores[order], hashes[order]
 
 
-def windows(sample_scores: np.ndarray, sample_hashes: np.ndarray, n: int, ranks: list[int], width: float = DEFAULT_WIDTH, bins: int = BINS) -> list[Window]:
+def windows(sample_scores: np.ndarray, sample_hashes: np.ndarray, n: int, ranks: list[int], width: float = DEFAULT_WIDTH,
+            bins: int = BINS) -> list[Window]:
     """Windows around each rank from the sample's own sorted keys (clamped to LOWEST/HIGHEST), each
     with at most ``bins + 1`` edges, sample keys evenly spaced in the window.
 

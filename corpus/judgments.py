@@ -179,7 +179,8 @@ def pan(folder: str | Path) -> list[JudgedSet]:
     folder = Path(folder)
     first, second, labels, files = [], [], [], []
     for split in ("train", "test"):
-        paths = [_first_present(folder, f"pan-{split}_s1.txt"), _first_present(folder, f"pan-{split}_s2.txt"), _first_present(folder, f"pan-{split}.labels")]
+        paths = [_first_present(folder, f"pan-{split}_s1.txt"), _first_present(folder, f"pan-{split}_s2.txt"),
+                 _first_present(folder, f"pan-{split}.labels")]
         a, b, label = (lines(path) for path in paths)
         if not len(a) == len(b) == len(label):
             raise InputError(f"{folder}: pan-{split} files have {len(a)}, {len(b)} and {len(label)} lines; they must be line-aligned")

@@ -60,7 +60,8 @@ class LanguageModel:
                 return cls(*(saved[name] for name in ("next_state", "state_log_probs", "emits", "prior")), tuple(saved["languages"].tolist()))
         except (OSError, KeyError, ValueError):
             model = cls.unpack()
-        arrays = {"next_state": model.next_state, "state_log_probs": model.state_log_probs, "emits": model.emits, "prior": model.prior, "languages": np.array(model.languages)}
+        arrays = {"next_state": model.next_state, "state_log_probs": model.state_log_probs, "emits": model.emits, "prior": model.prior,
+                  "languages": np.array(model.languages)}
         store(path, lambda handle: np.savez(handle, **arrays))
         return model
 

@@ -32,7 +32,8 @@ RAW_KEEP_CHARS = 1_000
 # Invisible formatting, removed from the text: zero-width characters (U+FEFF is also the byte
 # order mark), bidirectional marks, embeddings, overrides and isolates. They change no word,
 # yet make equal sentences differ and can reorder what a reader sees.
-INVISIBLE_FORMATTING = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u200e\u200f\u061c\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"))
+INVISIBLE_FORMATTING = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u200e\u200f\u061c"
+                                               "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"))
 # Control characters reject the line (`control_character`): C0 but TAB, DEL and C1. A NUL or a
 # stray carriage return inside a line means binary data or a broken export, not text.
 CONTROL_CHARACTER = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")

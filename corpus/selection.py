@@ -60,15 +60,18 @@ class Rules:
 
     scorer: str = setting("pp", f"Score whose deciles select (see schemas/COLUMNS.md: pp, trigram, trans, unigram, tau); {AUTO}: the one whose "
                           "deciles train the best encoder on the development sets (TrainOnFiltered).", choices=(*SCORERS, AUTO))
-    decile: str = setting("8,9", f"Comma-separated deciles (0 lowest … 9 highest; {ALL_DECILES}: every decile; {AUTO}: the best --ChooseDeciles-range-width "
+    decile: str = setting("8,9", f"Comma-separated deciles (0 lowest … 9 highest; {ALL_DECILES}: every decile; "
+                          f"{AUTO}: the best --ChooseDeciles-range-width "
                           "consecutive deciles on the development sets, TrainOnFiltered; the sweep's cost: --ChooseDeciles-sweep-pairs); "
                           "the paper's training set: 8,9 of pp.")
     max_tokens: int = setting(30, "Both sides at most this many tokens (0: no length rule).", minimum=0)
-    release_filter: bool = setting(False, "The authors' release filters: 0.4 ≤ pp ≤ 1.0, trigram overlap ≤ 0.7, mean length 5–40, both sides English, exact duplicates removed.")
+    release_filter: bool = setting(False, "The authors' release filters: 0.4 ≤ pp ≤ 1.0, trigram overlap ≤ 0.7, mean length 5–40, "
+                                          "both sides English, exact duplicates removed.")
     english_only: bool = setting(False, "Both sides English (langid P(en) ≥ --min-p-en) without the other release filters.")
     min_p_en: float = setting(0.5, "langid probability of English both sides need under --english-only or --release-filter.")
     max_unigram_f1: float = setting(1.0, "Lexical diversity: unigram F1 of the two sides at most this (1: no rule).")
-    max_kendall_tau: float = setting(1.0, "Word-order diversity: Kendall tau of the shared words at most this (1: no rule; a pair of fewer than two shared words has no tau and is left out by a rule).")
+    max_kendall_tau: float = setting(1.0, "Word-order diversity: Kendall tau of the shared words at most this (1: no rule; "
+                                          "a pair of fewer than two shared words has no tau and is left out by a rule).")
 
     def __post_init__(self):
         if AUTO in (self.scorer, self.decile):

@@ -153,8 +153,10 @@ def _model_line(model: Mapping) -> str:
 def summary_markdown(summary: Mapping) -> str:
     """The corpus summary (rows, rejects, per-decile score ranges, example pairs) as Markdown."""
     translations = f"Translations: {summary['translated_by']}  \n" if summary.get("translated_by") else ""
-    parts = [f"# ParaNMT corpus: {summary['rows']:,} pairs\n\nCorpus: `{summary['corpus_dir']}` (in the work directory)  \n{translations}{_model_line(summary['pp_model'])}\n"]
-    rejects = [[stage, f"{e['total']:,}", ", ".join(f"{reason} {count:,}" for reason, count in e["by_reason"].items()) or "–"] for stage, e in summary["rejects"].items()]
+    parts = [f"# ParaNMT corpus: {summary['rows']:,} pairs\n\nCorpus: `{summary['corpus_dir']}` (in the work directory)  \n"
+             f"{translations}{_model_line(summary['pp_model'])}\n"]
+    rejects = [[stage, f"{e['total']:,}", ", ".join(f"{reason} {count:,}" for reason, count in e["by_reason"].items()) or "–"]
+               for stage, e in summary["rejects"].items()]
     parts.append("## Rejected input\n\n" + markdown_table(["stage", "rejects", "by reason"], rejects, align_right=(1,)))
     if not_ranked := summary.get("not_ranked"):
         parts.append(f"Not ranked: {', '.join(f'`{column}`' for column in not_ranked.values())} (no model scored the translations: "
@@ -167,8 +169,10 @@ def summary_markdown(summary: Mapping) -> str:
     for scorer, column in summary["scorers"].items():
         deciles = summary["deciles"].get(scorer, {})
         rows = [[d, f"{e['rows']:,}", f"{e['min']:.4f}", f"{e['max']:.4f}"] for d, e in deciles.items()]
-        parts.append(f"## Deciles of {column} (`decile_{scorer}`)\n\n" + markdown_table(["decile", "pairs", "lowest", "highest"], rows, align_right=(1, 2, 3)))
+        parts.append(f"## Deciles of {column} (`decile_{scorer}`)\n\n"
+                     + markdown_table(["decile", "pairs", "lowest", "highest"], rows, align_right=(1, 2, 3)))
     for scorer, column in summary["scorers"].items():
-        rows = [[d, f"{row[column]:.3f}", row["reference"], row["translation"]] for d, e in summary["deciles"].get(scorer, {}).items() for row in e["examples"]]
+        rows = [[d, f"{row[column]:.3f}", row["reference"], row["translation"]]
+                for d, e in summary["deciles"].get(scorer, {}).items() for row in e["examples"]]
         parts.append(f"## Example pairs per decile of {column}\n\n" + markdown_table(["decile", column, "reference", "translation"], rows))
     return "\n".join(parts)

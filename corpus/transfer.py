@@ -278,7 +278,8 @@ def load_sick(folder: str | Path) -> tuple[TransferSet, TransferSet]:
             for split, path in (("train", train), ("test", test))}
     files = [str(train), str(test)]
     relatedness = TransferSet("SICK-R", {s: _pairs(r, np.array([row[2] for row in r])) for s, r in rows.items()}, (), evaluated_on, rejects, files)
-    entailment = TransferSet("SICK-E", {s: _pairs(r, np.array([row[3] for row in r])) for s, r in rows.items()}, SICK_ENTAILMENT, evaluated_on, rejects, files)
+    entailment = TransferSet("SICK-E", {s: _pairs(r, np.array([row[3] for row in r])) for s, r in rows.items()}, SICK_ENTAILMENT, evaluated_on,
+                             rejects, files)
     return relatedness, entailment
 
 
@@ -287,12 +288,14 @@ def load_transfer_suite(transfer_dir: str | Path, mrpc_dir: str | Path, sick_dir
     transfer_dir, mrpc_dir, sick_dir = Path(transfer_dir), Path(mrpc_dir), Path(sick_dir)
     expected = [transfer_dir / file for files in CV_FILES.values() for file, _ in files]
     expected += [transfer_dir / file for file in (*SST2_FILES.values(), *TREC_FILES.values())]
-    expected += [path for names in (MRPC_TRAIN, MRPC_TEST) if not any((mrpc_dir / name).is_file() for name in names) for path in [mrpc_dir / names[0]]]
+    expected += [path for names in (MRPC_TRAIN, MRPC_TEST) if not any((mrpc_dir / name).is_file() for name in names)
+                 for path in [mrpc_dir / names[0]]]
     expected += [sick_dir / "SICK_train.txt"]
     if not any((sick_dir / name).is_file() for name in ("SICK_test_annotated.txt", "SICK_test.txt", "SICK_trial.txt")):
         expected.append(sick_dir / "SICK_trial.txt")
     _require(expected)
     relatedness, entailment = load_sick(sick_dir)
-    sets = [*(load_cv_set(transfer_dir, name) for name in CV_FILES), load_sst2(transfer_dir), load_trec(transfer_dir), load_mrpc(mrpc_dir), relatedness, entailment]
+    sets = [*(load_cv_set(transfer_dir, name) for name in CV_FILES), load_sst2(transfer_dir), load_trec(transfer_dir), load_mrpc(mrpc_dir),
+            relatedness, entailment]
     assert [s.name for s in sets] == list(TRANSFER_TASKS)
     return sets

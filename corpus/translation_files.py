@@ -126,7 +126,8 @@ def _system_names(given: dict[str, str], named: dict[str, str]) -> dict[str, str
     for path, foreign in given.items():
         clash = [other for other, other_foreign in given.items() if other_foreign == foreign and other != path and systems[other] == systems[path]]
         if clash:
-            raise InputError(f"--translations: {path} and {clash[0]} are both system {systems[path]!r} of {foreign}; give each its own name (name=file)")
+            raise InputError(f"--translations: {path} and {clash[0]} are both system {systems[path]!r} of {foreign}; "
+                             "give each its own name (name=file)")
     return systems
 
 

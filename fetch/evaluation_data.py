@@ -79,7 +79,8 @@ def load_sources(kind: str, table: Path = SOURCES) -> list[Download]:
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise InputError(f"{table}: not a source table with a {kind!r} list ({type(error).__name__}: {error})") from None
     for download in downloads:
-        if download.archive not in ("zip", "tar.gz", None) or (download.archive is None) != (len(download.files) == 1 and download.files[0].member is None):
+        if (download.archive not in ("zip", "tar.gz", None)
+                or (download.archive is None) != (len(download.files) == 1 and download.files[0].member is None)):
             raise InputError(f"{table}: {download.url}: archive must be zip or tar.gz with a member per file, or none for one plain file")
         for file in download.files:
             parts = PurePosixPath(file.path).parts
@@ -261,10 +262,14 @@ def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="paranmt-data", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     fetch_command = commands.add_parser("fetch", help="download, check and lay out the STS or transfer-task files")
-    fetch_command.add_argument("kind", choices=sorted(SETTINGS), help="sts: STS 2012-2017, STS-B, SICK; transfer: MR, CR, SUBJ, MPQA, TREC, SST-2, MRPC")
-    fetch_command.add_argument("--to", required=True, type=Path, help="the folder to lay the files out in (then set [sts] dir or [transfer] dir to it)")
-    fetch_command.add_argument("--mirror", default="", help="fetch from a mirror laid out as `wget -x` saves (MIRROR/host/path) instead of the sources")
-    fetch_command.add_argument("--sources", type=Path, default=SOURCES, help="a source table in the format of the packaged one (default: %(default)s)")
+    fetch_command.add_argument("kind", choices=sorted(SETTINGS),
+                               help="sts: STS 2012-2017, STS-B, SICK; transfer: MR, CR, SUBJ, MPQA, TREC, SST-2, MRPC")
+    fetch_command.add_argument("--to", required=True, type=Path,
+                               help="the folder to lay the files out in (then set [sts] dir or [transfer] dir to it)")
+    fetch_command.add_argument("--mirror", default="",
+                               help="fetch from a mirror laid out as `wget -x` saves (MIRROR/host/path) instead of the sources")
+    fetch_command.add_argument("--sources", type=Path, default=SOURCES,
+                               help="a source table in the format of the packaged one (default: %(default)s)")
     return parser
 
 

@@ -201,7 +201,8 @@ def without_example_data(distribution: Path) -> None:
                     continue
                 data = source.read(item)
                 if item.filename.endswith(".dist-info/RECORD"):
-                    data = "".join(line for line in data.decode().splitlines(keepends=True) if not EXAMPLE_DATA.fullmatch(line.split(",")[0])).encode()
+                    data = "".join(line for line in data.decode().splitlines(keepends=True)
+                                   if not EXAMPLE_DATA.fullmatch(line.split(",")[0])).encode()
                 target.writestr(item, data)
     else:
         with tarfile.open(distribution) as source, tarfile.open(lean, "w:gz") as target:
@@ -318,7 +319,8 @@ def _resolve(roots: list[Requirement], built_on_target: dict, target: Target, st
     (scratch / "requirements.txt").write_text("\n".join(wanted) + "\n")
     stage.mkdir(parents=True, exist_ok=True)
     for _ in range(MOST_BUILT_HERE + 1):
-        done = _run_pip("install", "--dry-run", "--ignore-installed", "-q", "--report", str(scratch / "report.json"), "--target", str(scratch / "unused"),
+        done = _run_pip("install", "--dry-run", "--ignore-installed", "-q", "--report", str(scratch / "report.json"),
+                        "--target", str(scratch / "unused"),
                         "--find-links", str(stage), *target.pip_options(), "-r", str(scratch / "requirements.txt"))
         if done.returncode == 0:
             report = json.loads((scratch / "report.json").read_text())
@@ -333,7 +335,8 @@ def _build_pure_wheel(requirement: str, stage: Path, target: Target, scratch: Pa
     """The wheel of ``requirement``, built in ``scratch`` and kept in ``stage`` if it is pure Python."""
     if wheels_for(requirement, stage):  # pip had it and still found nothing
         raise InputError(f"{requirement}: no wheel for Python {target.python} on {target.platform}")
-    _pip(f"{requirement} publishes no wheel for Python {target.python} on {target.platform}; building it", "wheel", "--no-deps", "-q", "-w", str(scratch), requirement)
+    _pip(f"{requirement} publishes no wheel for Python {target.python} on {target.platform}; building it",
+         "wheel", "--no-deps", "-q", "-w", str(scratch), requirement)
     [built] = wheels_for(requirement, scratch)
     if not built.name.endswith("-none-any.whl"):
         raise InputError(f"{requirement}: no wheel for Python {target.python} on {target.platform}, and it has compiled code ({built.name})")
@@ -416,7 +419,8 @@ def _wheel_version(wheel: Path) -> str:
     return wheel.name.split("-")[1]
 
 
-def _run_pip(*args: str, unset_cuda_home: bool = False, python: str = sys.executable, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+def _run_pip(*args: str, unset_cuda_home: bool = False, python: str = sys.executable,
+             env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     environment = {**os.environ, **(env or {})}
     if unset_cuda_home:  # fairseq-fixed's setup.py builds CUDA extensions (sources it lacks) when CUDA_HOME is set
         environment.pop("CUDA_HOME", None)

@@ -65,7 +65,8 @@ class TrainConfig:
     # 0.008, not the paper's 0.001: with STS-B dev selecting, it gives +2.2 STS 2012–2016 points for
     # Word Avg and +1.6 for Trigram Avg on the reference pairs in 5 epochs (README, issue 9).
     lr: float = setting(0.008, "Adam learning rate (the paper: 0.001).")
-    lr_schedule: str = setting("constant", "Learning rate over the run: constant, or falling linearly from --lr to 0 at the end of the last epoch.", choices=LR_SCHEDULES)
+    lr_schedule: str = setting("constant", "Learning rate over the run: constant, or falling linearly from --lr to 0 at the end of the last epoch.",
+                               choices=LR_SCHEDULES)
     epochs: int = setting(5, "Passes over the training pairs.")
     megabatch: int = setting(40, "Mini-batches pooled to choose negatives (M; 1: in-batch).")
     megabatch_anneal: int = setting(0, "M grows by 1 every N updates, from 1 up to --megabatch (0: M from the start).")
@@ -76,13 +77,15 @@ class TrainConfig:
     below_partner: bool = setting(True, "Semi-hard: only negatives less similar to the anchor than its partner (false: the paper's hardest).")
     # A reference translated by many systems is in many pairs, and a large pool holds several of
     # them: their sentences are paraphrases of the anchor (docs/2026-12-01-real-mt-corpus.md).
-    group_negatives: bool = setting(False, "Never a negative from a pair that shares a sentence with the anchor's pair, directly or through others (one reference's translations, one image's captions), unless no other candidate is left.")
+    group_negatives: bool = setting(False, "Never a negative from a pair that shares a sentence with the anchor's pair, directly or through others "
+                                           "(one reference's translations, one image's captions), unless no other candidate is left.")
     scramble: float = setting(0.3, "Probability a pair's word order is shuffled (recurrent models).")
     lambda_c: float = setting(0.0, "L2 weight on compositional parameters.")
     lambda_w: float = setting(0.0, "L2 weight pulling word embeddings to their initial values.")
     seed: int = setting(1, "Random seed (data order, initialisation, negatives).")
     max_steps: int = setting(0, "Stop after this many updates (0: all epochs).")
-    dev_set: str = setting("stsb-dev", "Development set that picks the kept weights: STS-B dev (1,500 pairs) or the paper's STS 2017 track 5 (250).", choices=DEV_SETS)
+    dev_set: str = setting("stsb-dev", "Development set that picks the kept weights: STS-B dev (1,500 pairs) or the paper's STS 2017 track 5 (250).",
+                           choices=DEV_SETS)
     eval_every: int = setting(0, "Dev evaluation every N updates (0: each epoch end).")
     checkpoint_every: int = setting(1000, "Updates between resumable checkpoints (also at each evaluation).", significant=False)
     device: str = setting("auto", "auto (cuda when available), cpu, cuda, cuda:1 …", significant=False)

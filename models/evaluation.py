@@ -144,7 +144,8 @@ class StsReport:
                 rows.append([year, "**mean**", sum(s.pairs for s in scores), _cell(self.year_mean(year)), _cell(self.year_mean(year, "spearman"))])
         if any(score.year in TEST_YEARS for score in self.scores):
             tests = [s for s in self.scores if s.year in TEST_YEARS]
-            rows.append(["2012–2016", "**mean of all datasets**", sum(s.pairs for s in tests), _cell(self.test_mean()), _cell(self.test_mean("spearman"))])
+            rows.append(["2012–2016", "**mean of all datasets**", sum(s.pairs for s in tests), _cell(self.test_mean()),
+                         _cell(self.test_mean("spearman"))])
         return markdown_table(["year", "dataset", "pairs", "Pearson", "Spearman"], rows, align_right=(2, 3, 4))
 
 

@@ -285,7 +285,8 @@ class PieceFeaturizer:
         return cls.fit_batches(one_batch(sentences), vocab_size, seed)
 
     @classmethod
-    def fit_batches(cls, batches: SentenceBatches, vocab_size: int = 50_000, seed: int = 1, store: Path | None = None) -> tuple[PieceFeaturizer, IdRows]:
+    def fit_batches(cls, batches: SentenceBatches, vocab_size: int = 50_000, seed: int = 1,
+                    store: Path | None = None) -> tuple[PieceFeaturizer, IdRows]:
         """Train the pieces on a sample of the non-blank sentences (one pass), then featurize them
         all (another; int32 ids spooled to ``store``)."""
         lowered = (sentence.lower() for sentences, _ in batches(cls.reads_words) for sentence in sentences if sentence.strip())
@@ -317,7 +318,8 @@ def hide_broken_torchaudio() -> None:
 FEATURIZERS = {cls.kind: cls for cls in (WordFeaturizer, TrigramFeaturizer, PieceFeaturizer)}
 
 
-def featurize(featurizers: dict[str, Featurizer | PieceFeaturizer], sentences: Sequence[str], words: Sequence[str] | None = None) -> dict[str, Ragged]:
+def featurize(featurizers: dict[str, Featurizer | PieceFeaturizer], sentences: Sequence[str],
+              words: Sequence[str] | None = None) -> dict[str, Ragged]:
     """Every feature a model reads, for the same sentences (keyed by feature name)."""
     return {feature: featurizer.featurize(sentences, words) for feature, featurizer in featurizers.items()}
 

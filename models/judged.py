@@ -31,7 +31,8 @@ CORPUS_SCORES = {
     "unigram_f1": "unigram F1 of the two sentences' tokens (corpus column)",
     "kendall_tau": "Kendall τ of the order of the words both sentences share (corpus column)",
     "trigram_then_f1": "trigram overlap, its ties ordered by unigram F1: what the corpus's trigram deciles rank (corpus column)",
-    "kendall_z_then_f1": "Kendall τ weighed by the words it compares (its test statistic), its ties ordered by unigram F1: what the corpus's τ deciles rank (corpus column)",
+    "kendall_z_then_f1": ("Kendall τ weighed by the words it compares (its test statistic), its ties ordered by unigram F1: "
+                          "what the corpus's τ deciles rank (corpus column)"),
     "reference_p_en": "P(English) of the first sentence (WMT21: the reference), langid (corpus column)",
     "translation_p_en": "P(English) of the second sentence (WMT21: the system's output; ParaCrawl: the English side), langid (corpus column)",
     "source_p_cs": "P(Czech) of the Czech side, langid",

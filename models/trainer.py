@@ -153,14 +153,16 @@ class Trainer:
         self.optimizer = torch.optim.Adam(self.encoder.parameters(), lr=self.config.lr, fused=fused)
         self._planned: tuple[int, list[list[np.ndarray]]] = (-1, [])  # (epoch, its pools)
 
-    def _setup(self, requested: EncoderConfig, sentences: SentenceBatches, vectors) -> tuple[EncoderConfig, encoder_io.Featurizers, dict[str, RaggedFile]]:
+    def _setup(self, requested: EncoderConfig, sentences: SentenceBatches,
+               vectors) -> tuple[EncoderConfig, encoder_io.Featurizers, dict[str, RaggedFile]]:
         """Fit featurizers and save them with the config, or reuse those of an interrupted run."""
         resolved = resolve_embed_dim(requested, vectors[1].shape[1] if vectors else None)
         if (self.output_dir / encoder_io.CONFIG).exists():
             saved, featurizers = encoder_io.load_setup(self.output_dir)
             if saved != resolved:
                 raise ValueError(f"{self.output_dir} holds a run of a different model: {saved} (asked for {resolved})")
-            return saved, featurizers, {feature: featurize_batches(featurizer, sentences, self.ids_dir / feature) for feature, featurizer in featurizers.items()}
+            return saved, featurizers, {feature: featurize_batches(featurizer, sentences, self.ids_dir / feature)
+                                        for feature, featurizer in featurizers.items()}
         extra = vectors[0] if vectors else ()  # word vectors come with tokens = words
         featurizers, inputs = encoder_io.fit_featurizers(resolved, sentences, extra, self.config.seed, self.ids_dir)
         encoder_io.save_setup(self.output_dir, resolved, featurizers)
@@ -281,7 +283,8 @@ class Trainer:
             shutil.rmtree(self.ids_dir)
         return result
 
-    def _evaluate_and_checkpoint_when_due(self, state: RunState, steps_before: int, epoch_end: bool, result: TrainResult, dev: DevScore | None) -> None:
+    def _evaluate_and_checkpoint_when_due(self, state: RunState, steps_before: int, epoch_end: bool, result: TrainResult,
+                                          dev: DevScore | None) -> None:
         """After a pool: score the dev set at an epoch's end or where the pool's updates passed a
         multiple of ``eval_every``; checkpoint then too, and where they passed one of ``checkpoint_every``."""
         def crossed(every: int) -> bool:

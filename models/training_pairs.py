@@ -95,7 +95,8 @@ class TrainingPairs:
                 for number, (path, share, pairs) in enumerate(getattr(self, "sources", []))]
 
     @classmethod
-    def from_sentences(cls, sentences: tuple[Sequence[str], Sequence[str]], words: tuple[Sequence[str], Sequence[str]] | None = None) -> TrainingPairs:
+    def from_sentences(cls, sentences: tuple[Sequence[str], Sequence[str]],
+                       words: tuple[Sequence[str], Sequence[str]] | None = None) -> TrainingPairs:
         """Pairs in memory (``words``: their ``*_tok`` strings, or None to tokenize)."""
         first, second = sentences
         if len(first) != len(second):

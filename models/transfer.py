@@ -143,15 +143,18 @@ def _classify(x: np.ndarray, y: np.ndarray, outer: list[tuple[np.ndarray, np.nda
     then test predictions. Returns (test rows, their predictions, the chosen C per outer split)."""
     inner = []
     for index, (train, _, dev) in enumerate(outer):
-        splits = [(train, dev)] if dev is not None else [(train[a], train[b]) for a, b in _folds(config.inner_folds, y[train], relatedness, config.seed + index)]
+        splits = ([(train, dev)] if dev is not None
+                  else [(train[a], train[b]) for a, b in _folds(config.inner_folds, y[train], relatedness, config.seed + index)])
         inner.append(splits)
     jobs = [(index, train_part, validation) for index, splits in enumerate(inner) for train_part, validation in splits]
-    paths = parallel(delayed(_path_job)(x, y, relatedness, outer[index][0], part, validation, config.c_grid, config.max_iter) for index, part, validation in jobs)
+    paths = parallel(delayed(_path_job)(x, y, relatedness, outer[index][0], part, validation, config.c_grid, config.max_iter)
+                     for index, part, validation in jobs)
     totals = np.zeros((len(outer), len(config.c_grid)))
     for (index, _, _), scores in zip(jobs, paths, strict=True):
         totals[index] += np.nan_to_num(scores, nan=-np.inf)
     chosen = [config.c_grid[int(np.argmax(row))] for row in totals]  # the first (smallest) C of the best
-    predictions = parallel(delayed(_final_job)(x, y, relatedness, train, test, c, config.max_iter) for (train, test, _), c in zip(outer, chosen, strict=True))
+    predictions = parallel(delayed(_final_job)(x, y, relatedness, train, test, c, config.max_iter)
+                           for (train, test, _), c in zip(outer, chosen, strict=True))
     return np.concatenate([test for _, test, _ in outer]), np.concatenate(predictions), chosen
 
 
@@ -202,7 +205,8 @@ def evaluate_set(embed: Embed, task: TransferSet, config: TransferConfig = Trans
     return result
 
 
-def evaluate_transfer(embed: Embed, tasks: list[TransferSet], config: TransferConfig = TransferConfig(), progress: Callable[[str], None] = lambda _: None) -> dict[str, dict]:
+def evaluate_transfer(embed: Embed, tasks: list[TransferSet], config: TransferConfig = TransferConfig(),
+                      progress: Callable[[str], None] = lambda _: None) -> dict[str, dict]:
     """:func:`evaluate_set` of every task, by the task's name, in the given order."""
     results = {}
     with Parallel(n_jobs=config.n_jobs) as parallel:

@@ -76,7 +76,8 @@ def shard_tables(chunks: list[tuple[pa.RecordBatch, list]], system: str) -> tupl
                         [h.n_tokens for h in good], [h.truncated for h in good])
     dropped = rows.filter(pc.invert(kept)).to_pylist()
     # the whole pair as raw (Reject.of would cut it to the raw text a reader keeps)
-    rejects = [Reject(row["source"], row["line"], "empty_source", f"pair {row['id']}: the foreign side has no piece", f"{row['foreign']}\t{row['en']}")
+    rejects = [Reject(row["source"], row["line"], "empty_source", f"pair {row['id']}: the foreign side has no piece",
+                      f"{row['foreign']}\t{row['en']}")
                for row in dropped]
     return pairs, rejects_table(rejects, stages.BACKTRANSLATE)
 

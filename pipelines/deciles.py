@@ -175,7 +175,8 @@ def complete_cuts(record: dict) -> dict[str, list[Key]] | None:
 AfterCuts = Callable[[beam.PCollection, beam.PCollection, Marks], object]
 
 
-def build_cut_search(pipeline: beam.Pipeline, source: RankingInput, ranks, n_hint: int, sample_size: int, width: float, result_path: str, marks: Marks = UNWATCHED, then: AfterCuts | None = None):
+def build_cut_search(pipeline: beam.Pipeline, source: RankingInput, ranks, n_hint: int, sample_size: int, width: float, result_path: str,
+                     marks: Marks = UNWATCHED, then: AfterCuts | None = None):
     """Passes 1, 2 and 3 (and ``then``) as one pipeline; writes {name: {count, cuts: {k: [score,
     hash] | null}}} and leaves a ``file`` mark per file read (one per pass, and ``then``'s)."""
     limit = deciles.sample_limit(n_hint, sample_size)
@@ -235,7 +236,9 @@ def find_cuts(
         path = FileSystems.join(work_dir, f"_cuts-{attempt}.json")
         with marking(FileSystems.join(work_dir, "_cuts-progress")) as marks:
             tally = Tally(marks.counter("file"), reads * len(source.files), what, "files")
-            run_reporting(run_pipeline, lambda p, path=path, width=width: build_cut_search(p, source, ranks, n_hint, sample_size, width, path, marks, then), tally, report)
+            run_reporting(run_pipeline,
+                          lambda p, path=path, width=width: build_cut_search(p, source, ranks, n_hint, sample_size, width, path, marks, then),
+                          tally, report)
         with FileSystems.open(path) as handle:
             found = json.loads(handle.read())
         cuts = complete_cuts(found)
@@ -385,7 +388,8 @@ def add_corpus_write(corpus_dir: str, pairs_dir: str, examples: int, summary_pat
     def then(files: beam.PCollection, record: beam.PCollection, marks: Marks):
         return (
             files
-            | "Write" >> beam.ParDo(WriteDeciledShard(corpus_dir, shard_files(dataset_files(pairs_dir)), examples, ranked, marks), beam.pvalue.AsSingleton(record))
+            | "Write" >> beam.ParDo(WriteDeciledShard(corpus_dir, shard_files(dataset_files(pairs_dir)), examples, ranked, marks),
+                                    beam.pvalue.AsSingleton(record))
             | "Summary" >> beam.CombineGlobally(SummaryCombine(examples, ranked))
             | "WriteSummary" >> beam.Map(_write_json, summary_path)
         )

@@ -22,7 +22,8 @@ from pipelines.progress import Report, RunPipeline
 from pipelines.rawshards import RawFormat, ShardPlan, write_shards
 
 
-def parse_bitext(unit: InputUnit, lines: Iterable, partner_lines: Iterable | None, first_line: int, max_line_bytes: int) -> Iterator[BitextRecord | Reject]:
+def parse_bitext(unit: InputUnit, lines: Iterable, partner_lines: Iterable | None, first_line: int,
+                 max_line_bytes: int) -> Iterator[BitextRecord | Reject]:
     """A unit's lines from ``first_line`` on, as BitextRecords and Rejects (CzEng, or line-aligned with its partner's)."""
     if unit.partner:
         return readers.iter_aligned(lines, partner_lines or (), unit, max_line_bytes, first_line)

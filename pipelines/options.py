@@ -61,8 +61,9 @@ def direct_workers(requested: int, rows: int | None = None, rows_per_worker: int
     return workers if elements is None else max(1, min(workers, elements))
 
 
-def pipeline_options(runner: str = "DirectRunner", num_workers: int = 0, extra_args: str = "", log_level: int = logging.WARNING, rows: int | None = None,
-                     dask_scheduler: str = "", rows_per_worker: int = ROWS_PER_WORKER, elements: int | None = None) -> PipelineOptions:
+def pipeline_options(runner: str = "DirectRunner", num_workers: int = 0, extra_args: str = "", log_level: int = logging.WARNING,
+                     rows: int | None = None, dask_scheduler: str = "", rows_per_worker: int = ROWS_PER_WORKER,
+                     elements: int | None = None) -> PipelineOptions:
     """Build options for ``runner``; ``extra_args`` are passed through verbatim.
 
     For the DirectRunner, ``direct_workers(num_workers, rows, rows_per_worker, elements)`` worker

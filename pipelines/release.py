@@ -26,7 +26,8 @@ from pipelines.progress import Report, RunPipeline
 from pipelines.rawshards import RawFormat, ShardPlan, write_shards
 
 
-def parse_release(unit: InputUnit, lines: Iterable, _partner_lines: Iterable | None, first_line: int, max_line_bytes: int) -> Iterator[ParaphraseRecord | Reject]:
+def parse_release(unit: InputUnit, lines: Iterable, _partner_lines: Iterable | None, first_line: int,
+                  max_line_bytes: int) -> Iterator[ParaphraseRecord | Reject]:
     return iter_paranmt(lines, unit.source, max_line_bytes, first_line)
 
 

@@ -65,7 +65,8 @@ def build_score(pipeline: beam.Pipeline, pairs_files: list[str], scored_dir: str
     )
 
 
-def score_pairs(run_pipeline: RunPipeline, pairs_files: list[str], scored_dir: str, vectors_path: str, batch_rows: int = VECTORIZED_BATCH_ROWS, report: Report | None = None) -> None:
+def score_pairs(run_pipeline: RunPipeline, pairs_files: list[str], scored_dir: str, vectors_path: str, batch_rows: int = VECTORIZED_BATCH_ROWS,
+                report: Report | None = None) -> None:
     """Score every ``pairs`` file into ``scored_dir``; ``report`` gets the pairs scored while it runs."""
     tally = Tally(lambda: complete_rows(scored_dir), file_rows(pairs_files), "pairs scored", "pairs")
     run_reporting(run_pipeline, lambda p: build_score(p, pairs_files, scored_dir, vectors_path, batch_rows), tally, report)

@@ -194,7 +194,8 @@ def select_training_set(
         ranges = max(1, -(-file_rows(files) // RANGE_ROWS))
         with marking(f"{work_dir}/_candidates-progress") as marks:
             tally = Tally(marks.counter("file"), 2 * len(files), "corpus file reads for the release filters (two per file)", "files")
-            run_reporting(run_pipeline, lambda p: build_candidates(p, files, rules, candidates, f"{work_dir}/duplicates", ranges, marks), tally, report)
+            run_reporting(run_pipeline, lambda p: build_candidates(p, files, rules, candidates, f"{work_dir}/duplicates", ranges, marks),
+                          tally, report)
         source = RankingInput(tuple(dataset_files(candidates)), keys)
     else:
         source = RankingInput(tuple(files), keys, rules)
@@ -204,7 +205,8 @@ def select_training_set(
     return {"passed_rules": available, "selected": min(sample.n_pairs, available) if sample.n_pairs else available}
 
 
-def select_top_half(run_pipeline: RunPipeline, pairs_files: list[str], out_dir: str, work_dir: str, sample_size: int = DEFAULT_SAMPLE, report: Report | None = None) -> dict:
+def select_top_half(run_pipeline: RunPipeline, pairs_files: list[str], out_dir: str, work_dir: str, sample_size: int = DEFAULT_SAMPLE,
+                    report: Report | None = None) -> dict:
     """The pairs whose translation score is in the top half (rank ≥ N/2 by (score, id hash));
     ``report`` follows the pipelines as they run."""
     source = RankingInput(tuple(pairs_files), IdKeys((("trans", "trans_score"),)))

@@ -73,7 +73,8 @@ class SmallestRows(beam.CombineFn):
 
 
 def _write_sample(samples: list, path: str, group: str) -> None:
-    tables = [table.append_column("sample", pa.array([name] * table.num_rows)) for name, table in sorted(samples, key=lambda kv: kv[0]) if table is not None]
+    tables = [table.append_column("sample", pa.array([name] * table.num_rows))
+              for name, table in sorted(samples, key=lambda kv: kv[0]) if table is not None]
     schema = pa.schema([("id", pa.string()), ("reference_tok", pa.string()), ("pp_sim", pa.float64()), (group, pa.string()), ("sample", pa.string())])
     table = pa.concat_tables(tables).drop_columns(["id_hash", _PICK]).rename_columns(schema.names) if tables else schema.empty_table()
     with FileSystems.create(path) as handle:

@@ -126,7 +126,8 @@ def _chunk_pairs(rows: pa.Table, raw_lines: list[bytes], file: TranslationFile, 
                     for line, text, ok in zip(rows.column("line").to_pylist(), translated, scored, strict=True) if not ok]
         rows = rows.filter(pa.array(scored))
         good = [h for h in hypotheses if h is not None]
-        translated, scores, n_tokens, truncated = [h.text for h in good], [h.score for h in good], [h.n_tokens for h in good], [h.truncated for h in good]
+        translated, scores, n_tokens, truncated = ([h.text for h in good], [h.score for h in good], [h.n_tokens for h in good],
+                                                   [h.truncated for h in good])
     ids = [f"{pair_id}~{id_part(file.system)}" for pair_id in rows.column("id").to_pylist()]
     return pairs_table(rows, translated, [file.system] * len(translated), scores, n_tokens, truncated, ids), rejects
 

@@ -97,7 +97,8 @@ def translation_sample(pairs_dir: str, label_of: Callable[[str], str], per_label
     for path in files:
         label = label_of(path)
         with reading(path), FileSystems.open(path) as handle:
-            batch = next(streamed_parquet(handle).iter_batches(batch_size=max(100, -(-per_label // parts_of[label])), columns=["foreign", "translation"]), None)
+            batch = next(streamed_parquet(handle).iter_batches(batch_size=max(100, -(-per_label // parts_of[label])),
+                                                               columns=["foreign", "translation"]), None)
         sources, translations = sample.setdefault(label, ([], []))
         if batch is not None:
             room = per_label - len(sources)

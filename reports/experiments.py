@@ -41,7 +41,8 @@ SCORER_MEANS = {  # what each corpus score ranks the pairs by (docs/README-corpu
 }
 MEGABATCH_AXIS = "mega-batch size M (mini-batches per pool of negatives)"
 EMPTY = "–"
-EMPTY_MEANS = f"{EMPTY}: no value: that STS set or year was absent from the STS folder when the run was evaluated (its report.json lists what was absent), or the run has no such number."
+EMPTY_MEANS = (f"{EMPTY}: no value: that STS set or year was absent from the STS folder when the run was evaluated "
+               "(its report.json lists what was absent), or the run has no such number.")
 
 
 def _number(value) -> float:
@@ -306,21 +307,26 @@ def decile_sweep_report(cells: Mapping[str, Mapping[int, Mapping]], width: int =
     ranked = [s for s in scorers if not math.isnan(selection[s]["best_decile_dev"])]
     winner = max(ranked, key=lambda s: selection[s]["best_decile_dev"]) if ranked else None
     span = lambda r: f"{r[0]}–{r[-1]}" if r else EMPTY  # noqa: E731
-    by_decile = lambda key, name: Plot(name, f"{key} by decile, one line per scorer", DECILE_AXIS, PEARSON_AXIS, deciles, by_metric[key], legend="scorer")  # noqa: E731
+    by_decile = lambda key, name: Plot(name, f"{key} by decile, one line per scorer", DECILE_AXIS, PEARSON_AXIS, deciles,  # noqa: E731
+                                       by_metric[key], legend="scorer")
     tables = [
         Table(f"Table 4: {DEV} Pearson × 100 by decile", ["scorer", *map(str, deciles)], [[s, *by_metric[DEV][s]] for s in scorers],
               "Decile 0 holds the lowest-scoring tenth of the pairs, 9 the highest.", by_decile(DEV, "dev_by_decile")),
-        Table(f"{TEST_MEAN} Pearson × 100 by decile (not used for selection)", ["scorer", *map(str, deciles)], [[s, *by_metric[TEST_MEAN][s]] for s in scorers],
+        Table(f"{TEST_MEAN} Pearson × 100 by decile (not used for selection)", ["scorer", *map(str, deciles)],
+              [[s, *by_metric[TEST_MEAN][s]] for s in scorers],
               plot=by_decile(TEST_MEAN, "test_by_decile")),
         Table(
             "Selection on the development set only",
             ["scorer", "best decile", DEV, f"its {TEST_MEAN}", f"best {width}-decile range", f"range {DEV}", f"range {TEST_MEAN}"],
-            [[s, cell(sel["best_decile"]), sel["best_decile_dev"], sel["best_decile_test_mean"], span(sel["best_range"]), sel["best_range_dev"], sel["best_range_test_mean"]] for s, sel in selection.items()],
+            [[s, cell(sel["best_decile"]), sel["best_decile_dev"], sel["best_decile_test_mean"], span(sel["best_range"]), sel["best_range_dev"],
+              sel["best_range_test_mean"]] for s, sel in selection.items()],
         ),
-        Table("Training pairs per cell", ["scorer", *map(str, deciles)], [[s, *(cell(cells[s].get(d, {}).get("pairs")) for d in deciles)] for s in scorers]),
+        Table("Training pairs per cell", ["scorer", *map(str, deciles)],
+              [[s, *(cell(cells[s].get(d, {}).get("pairs")) for d in deciles)] for s in scorers]),
     ]
     summary = (
-        f"Chosen on {DEV} only: scorer {winner}, decile {selection[winner]['best_decile']}, best {width}-decile range {span(selection[winner]['best_range'])}."
+        f"Chosen on {DEV} only: scorer {winner}, decile {selection[winner]['best_decile']}, "
+        f"best {width}-decile range {span(selection[winner]['best_range'])}."
         if winner else f"No {DEV} scores: nothing can be selected."
     )
     data = {"cells": cells, "selection": selection, "chosen_scorer": winner, "range_width": width, "selected_on": DEV}
@@ -344,15 +350,18 @@ def megabatch_report(cells: Mapping[str, Mapping[int, Mapping]], negatives: Sequ
     metric = lambda model, key: [_get(cells[model].get(m, {}).get("sts", {}), key) for m in sizes]  # noqa: E731
     sizes_seen = list(negatives[0]["negatives"]) if negatives else []
     pools = {m: negatives[0]["negatives"][m]["pool_pairs"] for m in sizes_seen}
-    by_size = lambda key, name: Plot(name, f"{key} by mega-batch size, one line per model", MEGABATCH_AXIS, PEARSON_AXIS, sizes, {m: metric(m, key) for m in models}, legend="model")  # noqa: E731
+    by_size = lambda key, name: Plot(name, f"{key} by mega-batch size, one line per model", MEGABATCH_AXIS, PEARSON_AXIS, sizes,  # noqa: E731
+                                     {m: metric(m, key) for m in models}, legend="model")
     tables = [
         Table(f"Table 5: {TEST_MEAN} Pearson × 100 by mega-batch size M", ["model", *map(str, sizes)], [[m, *metric(m, TEST_MEAN)] for m in models],
               plot=by_size(TEST_MEAN, "test_by_megabatch")),
-        Table(f"{DEV} Pearson × 100 by mega-batch size M", ["model", *map(str, sizes)], [[m, *metric(m, DEV)] for m in models], plot=by_size(DEV, "dev_by_megabatch")),
+        Table(f"{DEV} Pearson × 100 by mega-batch size M", ["model", *map(str, sizes)], [[m, *metric(m, DEV)] for m in models],
+              plot=by_size(DEV, "dev_by_megabatch")),
         Table(
             "Table 6: the negative the mega-batch miner picks, by M",
             ["sentence", "paraphrase", *(f"M = {m} ({pools[m]} pairs)" for m in sizes_seen)],
-            [[row["sentence"], row["paraphrase"], *(f"{row['negatives'][m]['sentence']} ({row['negatives'][m]['cosine']:.2f})" for m in sizes_seen)] for row in negatives],
+            [[row["sentence"], row["paraphrase"], *(f"{row['negatives'][m]['sentence']} ({row['negatives'][m]['cosine']:.2f})" for m in sizes_seen)]
+             for row in negatives],
             "The pool is the first M mini-batches of the epoch plan, embedded by one trained model; cosine in parentheses. "
             "When the training set is smaller than M mini-batches the pool holds all of it.",
         ),
@@ -384,7 +393,8 @@ def transfer_section(transfer: Mapping[str, Mapping[str, dict]], paper: Mapping[
         rows.append([name, *(score(results.get(task)) for task in TABLE8_COLUMNS)])
         if name in paper:
             paper_name, numbers = paper[name]
-            rows.append([f"paper: {paper_name}", *("/".join(map(cell, numbers[t])) if isinstance(numbers[t], list | tuple) else numbers[t] for t in TABLE8_COLUMNS)])
+            rows.append([f"paper: {paper_name}",
+                         *("/".join(map(cell, numbers[t])) if isinstance(numbers[t], list | tuple) else numbers[t] for t in TABLE8_COLUMNS)])
     evaluated_on = {r["evaluated_on"] for results in transfer.values() for t, r in results.items() if t.startswith("SICK")}
     return Table("Table 8: transfer tasks (logistic regression on the frozen embeddings)", ["model", *TABLE8_COLUMNS], rows,
                  "Accuracy × 100; MRPC accuracy/F1; SICK-R Pearson × 100 of the predicted relatedness. MR, CR, SUBJ, MPQA: 10-fold "
@@ -403,7 +413,8 @@ def model_table_report(rows: Mapping[str, Mapping], links: dict[str, str] | None
     stsb = [column for column in extra if column.startswith("STS-B")]
     years = [*TEST_YEARS, TEST_MEAN, DEV]
     compared = [TEST_MEAN, DEV, *stsb]
-    comparison = Plot("model_comparison", "Models and baselines compared", "model (trained encoders first, then the word-vector baselines)", PEARSON_AXIS,
+    comparison = Plot("model_comparison", "Models and baselines compared", "model (trained encoders first, then the word-vector baselines)",
+                      PEARSON_AXIS,
                       names, {column: [_get(rows[n]["sts"], column) for n in names] for column in compared}, "bar", legend="STS set")
     tables = [
         Table("Table 7: STS Pearson × 100 (mean per year)", ["model", "kind", "dim", *years, *extra],
@@ -438,10 +449,13 @@ def data_source_report(sources: Mapping[str, Mapping], table2: tuple[list[str], 
     score = lambda source, model: _get(sources[source]["models"].get(model, {}), DEV)  # noqa: E731
     tables = [
         Table("Table 2: corpus statistics per source (English side; standard deviations in parentheses)", *table2),
-        Table(f"Table 3: {DEV} Pearson × 100 per source", ["source", "training pairs", *models], [[s, cell(sources[s]["pairs"]), *(score(s, m) for m in models)] for s in names],
+        Table(f"Table 3: {DEV} Pearson × 100 per source", ["source", "training pairs", *models],
+              [[s, cell(sources[s]["pairs"]), *(score(s, m) for m in models)] for s in names],
               "Every model is trained on the same number of pairs from each source.",
-              Plot("dev_by_source", f"{DEV} per training-data source", "model", PEARSON_AXIS, models, {s: [score(s, m) for m in models] for s in names}, "bar", legend="source")),
-        Table(f"{TEST_MEAN} Pearson × 100 per source", ["source", *models], [[s, *(_get(sources[s]["models"].get(m, {}), TEST_MEAN) for m in models)] for s in names]),
+              Plot("dev_by_source", f"{DEV} per training-data source", "model", PEARSON_AXIS, models,
+                   {s: [score(s, m) for m in models] for s in names}, "bar", legend="source")),
+        Table(f"{TEST_MEAN} Pearson × 100 per source", ["source", *models],
+              [[s, *(_get(sources[s]["models"].get(m, {}), TEST_MEAN) for m in models)] for s in names]),
     ]
     summary = f"{len(names)} source(s), {len(models)} model(s), {min((s['pairs'] for s in sources.values()), default=0)} training pairs each."
     about = (

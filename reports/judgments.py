@@ -146,7 +146,8 @@ def judgments_report(sets: Mapping[str, Mapping], scores: Mapping[str, str], ski
                      if s in entry["scores"] and entry["scores"][s]["spearman"] is not None} for name, entry in sets.items()}
     correlation_plot = PanelPlot("spearman_by_set", f"{SPEARMAN} of each score with the judgments, 95 % intervals", SPEARMAN, "",
                                  list(panels), _series(panels), "interval", "score", panels)
-    curves = {name: {s: [d["mean_judgment"] for d in entry["scores"][s]["deciles"]] for s in order if s in entry["scores"]} for name, entry in sets.items()}
+    curves = {name: {s: [d["mean_judgment"] for d in entry["scores"][s]["deciles"]] for s in order if s in entry["scores"]}
+              for name, entry in sets.items()}
     decile_plot = PanelPlot("judgment_by_decile", "Mean judgment per decile of each score (yes/no sets: share judged yes)",
                             "decile of the score in the set", "mean judgment", list(range(10)),
                             {f"{name} / {s}": values for name, panel in curves.items() for s, values in panel.items()}, "lines", "score", curves)
@@ -157,7 +158,8 @@ def judgments_report(sets: Mapping[str, Mapping], scores: Mapping[str, str], ski
         *([_grid("ROC AUC × 100 [95 % interval] (yes/no sets)", binary, order, "auc", f"50: chance. {intervals}")] if binary else []),
         *(_decile_table(name, entry, order, decile_plot if index == 0 else None) for index, (name, entry) in enumerate(sets.items())),
         Table("Judged sets", ["judged set", "pairs", "judgment", "files", "lines left out"],
-              [[name, str(e["pairs"]), f"{e['scale']} ({e['kind']})", "; ".join(e["files"]), ", ".join(f"{r}: {c}" for r, c in e["left_out"].items()) or "none"]
+              [[name, str(e["pairs"]), f"{e['scale']} ({e['kind']})", "; ".join(e["files"]),
+                ", ".join(f"{r}: {c}" for r, c in e["left_out"].items()) or "none"]
                for name, e in sets.items()] + [[name, "skipped", reason, "", ""] for name, reason in skipped.items()]),
         Table("Scores", ["score", "what it is"], [[s, scores[s]] for s in order] + [[s, f"not computed: {why}"] for s, why in unavailable.items()]),
     ]

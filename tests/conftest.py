@@ -68,7 +68,8 @@ def shared_path():
 def luigi_workdir(tmp_path):
     """Point [paranmt] workdir at a temporary folder and run Beam in process, for one test."""
     config = luigi.configuration.get_config()
-    saved = {key: config.get("paranmt", key, None) for key in ("workdir", "direct_num_workers", "runner", "beam_args", "dask_scheduler", "dask_translation_resource")}
+    saved = {key: config.get("paranmt", key, None)
+             for key in ("workdir", "direct_num_workers", "runner", "beam_args", "dask_scheduler", "dask_translation_resource")}
     config.set("paranmt", "workdir", str(tmp_path / "work"))
     config.set("paranmt", "direct_num_workers", "1")
     config.set("paranmt", "runner", "DirectRunner")

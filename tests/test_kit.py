@@ -113,7 +113,8 @@ def test_what_only_the_targets_packages_need_stays_out_and_versions_outside_a_pi
     with pytest.raises(InputError, match="apache-beam needs typing-extensions on Python 3.11, which pip .* left out"):
         closure(roots, report, have, Target("3.11", "manylinux_2_28_x86_64"))
     (numpy, fits, line), torch = assumptions(needed, have)
-    assert numpy == "numpy" and not fits and line.startswith("the target's numpy 2.5.2 is OUTSIDE what is asked (apache-beam <2.5,>=1.14.3; paranmt <2.5,>=1.26)")
+    assert numpy == "numpy" and not fits and line.startswith("the target's numpy 2.5.2 is OUTSIDE what is asked "
+                                                             "(apache-beam <2.5,>=1.14.3; paranmt <2.5,>=1.26)")
     assert torch == ("torch", True, "the target's torch (version not given) serves paranmt >=2.4")
 
 
@@ -147,8 +148,8 @@ def test_the_package_requirements_for_the_target_with_extras(tmp_path):
 
 @pytest.mark.parametrize("args, says", [
     (["--python", "3.x"], "--python 3.x: give the target's Python version as 3.N"),
-    (["--python", "3.12", "--build-with", sys.executable], f"--build-with {sys.executable}: it is Python {sys.version_info.major}.{sys.version_info.minor}, "
-                                                          "the target's is 3.12"),
+    (["--python", "3.12", "--build-with", sys.executable],
+     f"--build-with {sys.executable}: it is Python {sys.version_info.major}.{sys.version_info.minor}, the target's is 3.12"),
     (["--have", "torch==2.4.0", "--build-with", sys.executable], f"--build-with {sys.executable}: it has torch "),
     (["--build-with", "/no/such/python"], "--build-with /no/such/python: it must run and import torch"),
     (["--have", "torch", "--without", "torch"], "--have and --without both name torch"),

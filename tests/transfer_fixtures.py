@@ -22,7 +22,8 @@ def write_transfer_data(root: Path, sentences_per_class: int = 3) -> tuple[Path,
     for split, file in SST2_FILES.items():
         (transfer / file).write_bytes(b"".join(f"{n % 2} a {split} review {n}\n".encode() for n in range(2 * sentences_per_class)))
     for split, file in TREC_FILES.items():
-        (transfer / file).write_bytes(b"".join(f"{coarse}:other what {split} question {n} ?\n".encode() for n in range(sentences_per_class) for coarse in ("HUM", "LOC", "NUM")))
+        (transfer / file).write_bytes(b"".join(f"{coarse}:other what {split} question {n} ?\n".encode()
+                                               for n in range(sentences_per_class) for coarse in ("HUM", "LOC", "NUM")))
     rows = b"".join(f"{n % 2}\t{n}\t{n + 1}\tfirst {n}\tsecond {n}\n".encode() for n in range(2 * sentences_per_class))
     (msrp / "msr_paraphrase_train.txt.gz").write_bytes(gzip.compress(MRPC_HEADER + rows))
     (msrp / "msr_paraphrase_test.txt").write_bytes(MRPC_HEADER + rows)

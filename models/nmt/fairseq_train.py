@@ -41,9 +41,10 @@ _COMMON = [
 # pairs in two hours of two CPU cores (csen-more: a 4+3-layer, 256-wide pre-norm model, ~8M
 # weights with an 8k joint vocabulary; small batches, so that two hours are ~5,000 updates, at a
 # learning rate the model can follow: docs/2026-12-03-cpu-translator.md), validating and
-# watching for a collapse every 500 updates, stopped by fairseq's clock; `small` is the usual model for ~100k-pair corpora (csen-more) on one GPU; `base` and
-# `big` are Vaswani et al.'s models for CzEng-sized data. Every preset stops: after its epochs, or
-# earlier when the validation loss stops improving (--patience).
+# watching for a collapse every 500 updates, stopped by fairseq's clock; `small` is the usual
+# model for ~100k-pair corpora (csen-more) on one GPU; `base` and `big` are Vaswani et al.'s
+# models for CzEng-sized data. Every preset stops: after its epochs, or earlier when the
+# validation loss stops improving (--patience).
 # The preset "auto" is chosen by the corpus's size (AUTO_PRESETS, preset_for).
 PRESETS: dict[str, dict] = {
     "tiny": {
@@ -126,7 +127,10 @@ _PRESET_DEFAULTS = {"save_interval_updates": 2000}
 class TrainConfig:
     """What ``fairseq-train`` is told; zero / empty values take the preset's."""
 
-    preset: str = setting("auto", "Model and optimizer preset: tiny (demo, CPU), fast (a few GPU minutes), compact (~100k pairs in two hours of two CPU cores), small (~100k pairs, GPU), base, big; auto: by the corpus's size and the device, tiny below 20,000 pairs, below 1M small on a GPU and compact on a CPU, else base.",
+    preset: str = setting("auto", "Model and optimizer preset: tiny (demo, CPU), fast (a few GPU minutes), "
+                                  "compact (~100k pairs in two hours of two CPU cores), small (~100k pairs, GPU), base, big; "
+                                  "auto: by the corpus's size and the device, tiny below 20,000 pairs, "
+                                  "below 1M small on a GPU and compact on a CPU, else base.",
                           choices=lambda: ["auto", *sorted(PRESETS)])
     max_epoch: int = setting(0, "Stop after this many epochs (0: the preset's).")
     max_update: int = setting(0, "Stop after this many updates (0: no limit).")

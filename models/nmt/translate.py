@@ -71,8 +71,8 @@ class DecodeOptions:
     max_source_tokens: int = setting(0, "Sources with more sentencepiece pieces are truncated and flagged (0: the model's limit).", minimum=0)
     max_len_a: float = setting(1.5, "Hypotheses have at most a × source length + b pieces.", minimum=0)
     max_len_b: int = setting(10, "See max_len_a.", minimum=0)
-    batch_tokens: int = setting(0, f"Token budget of one decoder batch (sentences × longest source); 0: {CPU_HYPOTHESIS_TOKENS} ÷ beam on the CPU "
-                                     f"({CPU_HYPOTHESIS_TOKENS // 12} at beam 12), {GPU_BATCH_TOKENS} on a GPU.", minimum=0)
+    batch_tokens: int = setting(0, f"Token budget of one decoder batch (sentences × longest source); 0: {CPU_HYPOTHESIS_TOKENS} ÷ beam on the "
+                                   f"CPU ({CPU_HYPOTHESIS_TOKENS // 12} at beam 12), {GPU_BATCH_TOKENS} on a GPU.", minimum=0)
 
 
 def token_batches(lengths: list[int], budget: int) -> Iterator[slice]:

@@ -70,7 +70,8 @@ def test_the_folder_that_comes_back_keeps_the_limits_and_the_report_has_every_se
         assert re.search(rf"^\| {step} +\|", report, re.MULTILINE), step
     assert "20 of 400 Czech sentences back-translated (a seeded sample: toy size)" in report
     assert re.search(r"The collapse watch .*\n\n\| updates +\| distinct +\|.*\n\|[-:|]+\n\| 60 +\|", report), report  # its last validation
-    engine, stage = (re.search(rf"^\| {name} +\| +(\d+) +\|", report, re.MULTILINE) for name in ("fairseq engine \\(in process\\)", "BackTranslate stage, fairseq engine"))
+    engine, stage = (re.search(rf"^\| {name} +\| +(\d+) +\|", report, re.MULTILINE)
+                     for name in ("fairseq engine \\(in process\\)", "BackTranslate stage, fairseq engine"))
     assert engine and stage and int(engine[1]) == TINY.engine_sentences and int(stage[1]) == 20, report
 
 

@@ -88,7 +88,8 @@ def test_plan_command_prints_the_projection_from_a_rates_file(tmp_path):
     # scoring 0.5 core-h, 0.05 h; training 900k × 2 epochs at 2,500 pair-epochs/s on one core: 0.2 h
     assert "Total with back-translation on CPU: 2.27 h wall, 20.9 core-hours." in out
     given = squeezed(run_plan("--rates", str(rates), "--gpu-sentences-per-s", "500", "--pairs", "3600000", "--gpus", "2").stdout)
-    assert "| back-translation on GPU | 500.0 sentences/s per GPU | given: --gpu-sentences-per-s | 3,600,000 sentences | 2 GPUs | 1 | 2 GPU-h |" in given
+    assert ("| back-translation on GPU | 500.0 sentences/s per GPU | given: --gpu-sentences-per-s | 3,600,000 sentences | 2 GPUs | 1 | "
+            "2 GPU-h |") in given
 
 
 def test_plan_command_refuses_a_bad_rates_file_in_one_line(tmp_path):

@@ -20,7 +20,8 @@ def test_each_mix_row_has_its_models_reference_only_baseline_in_the_same_run_onc
 
 
 def test_a_mix_that_names_no_file_stops_before_any_training(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "benchmarks", "quality", "--mix", str(tmp_path / "absent.tsv")], cwd=REPO, capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", "benchmarks", "quality", "--mix", str(tmp_path / "absent.tsv")], cwd=REPO,
+                          capture_output=True, text=True)
     if "skipped" in done.stdout:
         pytest.skip("../shared is absent: the benchmark skips before reading its options' files")
     assert done.returncode == 1 and done.stderr.strip().endswith(f"no such file or dataset: {tmp_path / 'absent.tsv'}"), done.stderr

@@ -18,6 +18,7 @@ def test_any_iso_639_code_is_one_language():
 
 def test_a_multilingual_models_own_code_is_found():
     assert [languages.model_code(tag, M2M_CODES) for tag in ("deu", "cze", "en")] == ["de", "cs", "en"]
-    assert [languages.model_code(tag, NLLB_CODES) for tag in ("de", "ces", "ru", "sr", "zh")] == ["deu_Latn", "ces_Latn", "rus_Cyrl", "srp_Cyrl", "zho_Hans"]
+    assert [languages.model_code(tag, NLLB_CODES) for tag in ("de", "ces", "ru", "sr", "zh")] == [
+        "deu_Latn", "ces_Latn", "rus_Cyrl", "srp_Cyrl", "zho_Hans"]
     with pytest.raises(InputError, match="no language code for 'tlh'"):
         languages.model_code("tlh", NLLB_CODES)

@@ -88,7 +88,8 @@ def test_czeng_reader_keeps_going_after_bad_lines_and_numbers_lines():
 def test_aligned_pairs_get_stem_line_ids_and_misaligned_tail_is_rejected():
     unit = InputUnit("/data/newstest2021.cs-en.src.cs", "/data/newstest2021.cs-en.ref.A.en")
     items = list(iter_aligned(lines("Jedna.", "Dvě.", "Tři."), lines("One.", "Two."), unit))
-    assert items[0] == BitextRecord("newstest2021.cs-en.src.cs-000000001", "newstest2021.cs-en.src.cs", 1, "newstest2021", None, "cs", "Jedna.", "One.")
+    assert items[0] == BitextRecord("newstest2021.cs-en.src.cs-000000001", "newstest2021.cs-en.src.cs", 1, "newstest2021", None, "cs",
+                                    "Jedna.", "One.")
     assert items[2].reason == "misaligned" and items[2].line == 3 and items[2].raw == "Tři."
 
 
@@ -146,7 +147,8 @@ def test_every_text_reader_ends_a_line_at_lf_with_or_without_a_cr_before_it(tmp_
     (tmp_path / "crlf.tsv").write_bytes(text.replace("\n", "\r\n").encode())
     (tmp_path / "crlf.tsv.gz").write_bytes(gzip.compress(text.replace("\n", "\r\n").encode()))
     assert lines(tmp_path / "crlf.tsv") == lines(tmp_path / "crlf.tsv.gz") == lines(tmp_path / "lf.tsv") == ["první\tdruhý", "third\tfourth"]
-    assert [batch.sides for batch in tsv_batches(tmp_path / "crlf.tsv")] == [batch.sides for batch in tsv_batches(tmp_path / "lf.tsv")] == [(["první", "third"], ["druhý", "fourth"])]
+    assert ([batch.sides for batch in tsv_batches(tmp_path / "crlf.tsv")] == [batch.sides for batch in tsv_batches(tmp_path / "lf.tsv")]
+            == [(["první", "third"], ["druhý", "fourth"])])
 
 
 def test_a_judged_set_line_that_is_not_utf8_is_one_line_never_replaced_text(tmp_path):

@@ -43,7 +43,8 @@ def test_bad_lines_are_counted_rejects(tmp_path):
                            "stsa.binary.train: no sentence after the label": 1}
     assert trec.splits["train"].first == ["Who ?", "Where ?"] and list(trec.splits["train"].labels) == [3, 4]
     assert sum(trec.rejects.values()) == 2
-    (sick / "SICK_train.txt").write_bytes(SICK_HEADER + b"1\ta\tb\t4.5\tNEUTRAL\n2\ta\tb\tfour\tNEUTRAL\n3\ta\tb\t9\tNEUTRAL\n4\ta\tb\t2\tMAYBE\n5\ta\n")
+    (sick / "SICK_train.txt").write_bytes(SICK_HEADER + b"1\ta\tb\t4.5\tNEUTRAL\n2\ta\tb\tfour\tNEUTRAL\n"
+                                                        b"3\ta\tb\t9\tNEUTRAL\n4\ta\tb\t2\tMAYBE\n5\ta\n")
     relatedness, entailment = load_sick(sick)
     assert list(relatedness.splits["train"].labels) == [4.5] and list(entailment.splits["train"].labels) == [2]
     assert sum(relatedness.rejects.values()) == 4 and relatedness.evaluated_on == "trial"

@@ -55,7 +55,8 @@ def test_the_loops_figure_is_the_share_of_looping_translations():
 def test_accepted_figures_are_named_figures_and_another_name_is_an_input_error():
     assert accepted_figures(" copies, loops ,") == {"copies", "loops"}
     assert accepted_figures("") == set()
-    with pytest.raises(InputError, match=r"--accept-translations: unknown figure\(s\) \['nope'\]; choose from distinct, copies, length, english, loops"):
+    with pytest.raises(InputError,
+                       match=r"--accept-translations: unknown figure\(s\) \['nope'\]; choose from distinct, copies, length, english, loops"):
         accepted_figures("copies,nope")
 
 
@@ -68,9 +69,11 @@ def test_out_of_bounds_are_the_figures_outside_their_bounds_the_bounds_inside():
 def test_the_first_figure_out_of_bounds_and_not_accepted_says_the_translator_is_broken():
     figures = {"good": {"distinct": 1.0, "copies": 0.0}, "sys": {"distinct": 0.25, "copies": 0.6}}
     assert broken_translator(figures, set()) == (
-        "distinct", "the translations of sys look broken: distinct translations per distinct source is 0.25 (a translator that translates gives at least 0.5)")
+        "distinct", "the translations of sys look broken: distinct translations per distinct source is 0.25 "
+                    "(a translator that translates gives at least 0.5)")
     assert broken_translator(figures, {"distinct"}) == (
-        "copies", "the translations of sys look broken: share of translations identical to their source is 0.6 (a translator that translates gives at most 0.5)")
+        "copies", "the translations of sys look broken: share of translations identical to their source is 0.6 "
+                  "(a translator that translates gives at most 0.5)")
     assert broken_translator(figures, {"distinct", "copies"}) is None
 
 

@@ -289,7 +289,8 @@ def test_nothing_leaves_the_machine_and_offline_names_the_real_url(mirror, tmp_p
     environment = {**os.environ, "PYTHONPATH": f"{guard}:{REPO}", "PARANMT_TEST_NETWORK_LOG": str(log)}
 
     def paranmt_data(*args):
-        return subprocess.run([sys.executable, "-m", "fetch.evaluation_data", "fetch", *map(str, args)], env=environment, capture_output=True, text=True, timeout=60)
+        return subprocess.run([sys.executable, "-m", "fetch.evaluation_data", "fetch", *map(str, args)], env=environment, capture_output=True,
+                              text=True, timeout=60)
 
     done = paranmt_data("transfer", "--to", tmp_path / "transfer", "--mirror", mirror.url, "--sources", sources)
     assert done.returncode == 0 and not log.exists(), done.stderr

@@ -20,7 +20,8 @@ SECOND = ["Someone is playing a guitar.", "Dogs are running on the grass.", "Sto
 @pytest.fixture(scope="module")
 def word_avg(tmp_path_factory):
     directory = tmp_path_factory.mktemp("word_avg")
-    train_encoder((FIRST * 5, SECOND * 5), directory, EncoderConfig(model="word_avg", embed_dim=12, tokens="words"), TrainConfig(epochs=2, batch_size=4, megabatch=2))
+    train_encoder((FIRST * 5, SECOND * 5), directory, EncoderConfig(model="word_avg", embed_dim=12, tokens="words"),
+                  TrainConfig(epochs=2, batch_size=4, megabatch=2))
     return directory
 
 

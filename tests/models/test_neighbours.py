@@ -18,7 +18,8 @@ def test_larger_pools_offer_closer_negatives():
     assert found[2][0].cosine < found[3][0].cosine <= 1.0
     # a second side can be the negative: with pair 1's side 2 close to the probe
     second[1] = [1.0, 0.0]
-    assert (megabatch_negatives(first, second, batches, [1], [0])[1][0].pair, megabatch_negatives(first, second, batches, [1], [0])[1][0].side) == (1, 1)
+    assert (megabatch_negatives(first, second, batches, [1], [0])[1][0].pair,
+            megabatch_negatives(first, second, batches, [1], [0])[1][0].side) == (1, 1)
     with pytest.raises(ValueError, match="first mini-batch"):
         megabatch_negatives(first, second, batches, [1], [2])
 
@@ -37,5 +38,6 @@ def test_negative_examples_follow_the_epoch_plan_and_report_pool_sizes():
         assert [row["negatives"][m]["pool_pairs"] for m in ("1", "2")] == [2, 4]
         pool = {int(i) for b in batches[:2] for i in b}
         candidates = {first[i] for i in pool} | {second[i] for i in pool}
-        best = max(candidates - {row["sentence"], row["paraphrase"]}, key=lambda s: table[s] @ table[row["sentence"]] / np.linalg.norm(table[s]) / np.linalg.norm(table[row["sentence"]]))
+        best = max(candidates - {row["sentence"], row["paraphrase"]},
+                   key=lambda s: table[s] @ table[row["sentence"]] / np.linalg.norm(table[s]) / np.linalg.norm(table[row["sentence"]]))
         assert row["negatives"]["2"]["sentence"] == best

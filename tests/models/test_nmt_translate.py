@@ -63,13 +63,15 @@ def test_epochs_shorter_than_the_save_interval_validate_and_save_every_few_epoch
 def test_training_progress_is_read_in_both_of_fairseqs_log_formats(tiny_nmt):
     """fairseq-train's own format, and logging's default, which it gets when a module logs first
     (TrainTranslator's progress showed no training line at all then)."""
-    lines = {"INFO:train_inner:epoch 001:     50 / 2160 loss=9.1, nll_loss=8.9, ppl=478.6, wps=3858, ups=4.2, wpb=929.2, bsz=76.2, num_updates=50": "epoch 001:     50 / 2160 loss=9.1",
+    lines = {"INFO:train_inner:epoch 001:     50 / 2160 loss=9.1, nll_loss=8.9, ppl=478.6, wps=3858, ups=4.2, wpb=929.2, bsz=76.2, num_updates=50":
+             "epoch 001:     50 / 2160 loss=9.1",
              "INFO:valid:epoch 001 | valid on 'valid' subset | loss 5.371 | nll_loss 5.105 | num_updates 25": "epoch 001 | valid on 'valid' subset",
              "2026-11-27 10:01:02 | INFO | train | epoch 002 | loss 6.502 | num_updates 50": "epoch 002 | loss 6.502",
              "2026-11-27 10:01:02 | INFO | train_inner | epoch 002:     50 / 60 loss=4.2": "epoch 002:     50 / 60 loss=4.2"}
     for line, start in lines.items():
         assert fairseq_train.progress_message(line).startswith(start), line
-    for other in ("INFO:fairseq.trainer:begin training epoch 1", "2026-11-27 | INFO | fairseq_cli.train | task: translation", "Saved checkpoint x.pt"):
+    for other in ("INFO:fairseq.trainer:begin training epoch 1", "2026-11-27 | INFO | fairseq_cli.train | task: translation",
+                  "Saved checkpoint x.pt"):
         assert fairseq_train.progress_message(other) is None
     read = [fairseq_train.progress_message(line) for line in tiny_nmt.first_log]
     assert any(message and "valid on" not in message for message in read), "\n".join(tiny_nmt.first_log[-20:])  # a real run's training lines
@@ -210,12 +212,14 @@ def test_nmt_json_names_files_in_the_work_directory_relative_to_itself(tmp_path)
                      str(work / "nmt-ct2" / "b" / "ct2"))
     (work / "nmt-ct2" / ".b.partial").mkdir(parents=True)
     saved = json.loads(model.save(work / "nmt-ct2" / ".b.partial", relative_within=work).read_text())
-    assert (saved["checkpoint"], saved["data_dir"], saved["spm_source"], saved["ct2_dir"]) == (str(given), "data-bin", "../../nmt-spm/a/spm.model", "../b/ct2")
+    assert (saved["checkpoint"], saved["data_dir"], saved["spm_source"], saved["ct2_dir"]) == (
+        str(given), "data-bin", "../../nmt-spm/a/spm.model", "../b/ct2")
     (work / "nmt-ct2" / ".b.partial").rename(work / "nmt-ct2" / "b")
     moved = tmp_path / "elsewhere"
     work.rename(moved)
     loaded = NmtModel.load(moved / "nmt-ct2" / "b")  # read where the work directory is now
-    assert (loaded.checkpoint, loaded.spm_target, loaded.ct2_dir) == (str(given), str(moved.resolve() / "nmt-spm/a/spm.model"), str(moved.resolve() / "nmt-ct2/b/ct2"))
+    assert (loaded.checkpoint, loaded.spm_target, loaded.ct2_dir) == (str(given), str(moved.resolve() / "nmt-spm/a/spm.model"),
+                                                                      str(moved.resolve() / "nmt-ct2/b/ct2"))
 
 
 def test_export_saves_tied_embeddings_once_even_when_the_checkpoint_holds_copies(tiny_nmt, tmp_path):

@@ -114,7 +114,8 @@ def test_annealed_pools_grow_by_one_every_n_updates_across_epochs():
     assert np.concatenate(plan_pools(batches, 3, 2, 0)[2]).tolist() == [2, 3]  # consecutive, nothing lost
 
 
-@pytest.mark.parametrize(("anneal", "last_checkpoint", "schedule"), [(0, 6, "constant"), (2, 4, "constant"), (0, 6, "linear")])  # pools end at 3, 6, 9 … / 1, 2, 4, 7 …
+@pytest.mark.parametrize(("anneal", "last_checkpoint", "schedule"),
+                         [(0, 6, "constant"), (2, 4, "constant"), (0, 6, "linear")])  # pools end at 3, 6, 9 … / 1, 2, 4, 7 …
 def test_resume_after_interruption_gives_the_uninterrupted_weights(tmp_path, anneal, last_checkpoint, schedule):
     reference = run_tiny_lstm(tmp_path / "whole", megabatch_anneal=anneal, lr_schedule=schedule)
 
@@ -122,7 +123,8 @@ def test_resume_after_interruption_gives_the_uninterrupted_weights(tmp_path, ann
         if step == 7:
             raise Crash
 
-    config = TrainConfig(epochs=2, batch_size=10, megabatch=3, negatives="mix", scramble=0.5, checkpoint_every=1, megabatch_anneal=anneal, lr_schedule=schedule)
+    config = TrainConfig(epochs=2, batch_size=10, megabatch=3, negatives="mix", scramble=0.5, checkpoint_every=1, megabatch_anneal=anneal,
+                         lr_schedule=schedule)
     with pytest.raises(Crash):
         Trainer(paraphrases(80), tmp_path / "cut", small("lstm_avg", dropout=0.2), config).run(on_step=crash_at_step_7)
     resumed = run_tiny_lstm(tmp_path / "cut", megabatch_anneal=anneal, lr_schedule=schedule)
@@ -185,7 +187,8 @@ def test_saved_model_embeds_exactly_like_the_trained_one(tmp_path):
 def test_pretrained_vectors_initialise_words_and_join_the_vocabulary(tmp_path):
     vectors = tmp_path / "vectors.txt"
     vectors.write_text("3 8\n" + "".join(f"{w} " + " ".join(str(i + j) for j in range(8)) + "\n" for i, w in enumerate(["c1", "f2", "zebra"])))
-    trainer = Trainer(paraphrases(40), tmp_path / "model", EncoderConfig(model="word_avg", dim=300, tokens="words"), TrainConfig(lambda_w=0.1), word_vectors=vectors)
+    trainer = Trainer(paraphrases(40), tmp_path / "model", EncoderConfig(model="word_avg", dim=300, tokens="words"), TrainConfig(lambda_w=0.1),
+                      word_vectors=vectors)
     assert trainer.encoder_config.embed_dim == 8
     symbols = trainer.featurizers["tokens"].vocabulary.symbols
     table = trainer.encoder.components[0].bag.weight.detach().numpy()

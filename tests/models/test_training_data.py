@@ -84,7 +84,8 @@ def test_a_corpus_words_come_from_its_token_columns(tmp_path):
     # the trainer's word vocabulary is the token columns' words, not a new tokenization
     doctored = table.set_column(2, "reference_tok", pa.array(["zebra b .", "c"]))
     pq.write_table(doctored, tmp_path / "doctored.parquet")
-    result = train_encoder(tmp_path / "doctored.parquet", tmp_path / "model", EncoderConfig(dim=4, tokens="words"), TrainConfig(epochs=1, batch_size=2, device="cpu"))
+    result = train_encoder(tmp_path / "doctored.parquet", tmp_path / "model", EncoderConfig(dim=4, tokens="words"),
+                           TrainConfig(epochs=1, batch_size=2, device="cpu"))
     assert "zebra" in load_encoder(result.output_dir, "cpu").featurizers["tokens"].vocabulary.symbols
 
 
@@ -170,18 +171,21 @@ def test_a_training_set_spooled_to_files_has_the_ids_it_has_in_memory(tmp_path, 
     assert sorted(path.name for path in (tmp_path / "ids").iterdir()) == [f"{kind}.offsets", f"{kind}.values"]  # no provisional rows left
     assert in_memory.values.dtype == np.int32 and UNK in in_memory.values
     whole = on_disk.between(0, 90)
-    assert whole.values.dtype == np.int32 and whole.values.tolist() == in_memory.values.tolist() and whole.offsets.tolist() == in_memory.offsets.tolist()
+    assert (whole.values.dtype == np.int32 and whole.values.tolist() == in_memory.values.tolist()
+            and whole.offsets.tolist() == in_memory.offsets.tolist())
     part = on_disk.between(30, 41)
     assert [part.row(i).tolist() for i in range(11)] == [in_memory.row(i).tolist() for i in range(30, 41)]
     rows = np.random.default_rng(0).choice(90, 40)  # repeats, any order
     taken, expected = on_disk.take(rows), in_memory.take(rows)
-    assert taken.values.dtype == np.int64 and taken.values.tolist() == expected.values.tolist() and taken.offsets.tolist() == expected.offsets.tolist()
+    assert (taken.values.dtype == np.int64 and taken.values.tolist() == expected.values.tolist()
+            and taken.offsets.tolist() == expected.offsets.tolist())
 
 
 def test_the_trainer_reads_its_ids_from_files_it_removes_when_done(tmp_path):
     table = corpus_of(60, seed=2)
     pairs = TrainingPairs.from_sentences((table.column("reference").to_pylist(), table.column("translation").to_pylist()))
-    trainer = Trainer(pairs, tmp_path / "model", EncoderConfig(dim=8, spm_vocab_size=40), TrainConfig(epochs=1, batch_size=10, megabatch=2, device="cpu"))
+    trainer = Trainer(pairs, tmp_path / "model", EncoderConfig(dim=8, spm_vocab_size=40),
+                      TrainConfig(epochs=1, batch_size=10, megabatch=2, device="cpu"))
     assert isinstance(trainer.data["tokens"], RaggedFile)
     assert sorted(path.name for path in (tmp_path / "model" / "ids").iterdir()) == ["tokens.offsets", "tokens.values"]
     trainer.run()

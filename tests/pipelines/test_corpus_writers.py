@@ -70,7 +70,8 @@ def test_write_corpus_stats_is_table_2_of_its_sample(tmp_path):
     assert json.loads((tmp_path / "stats.json").read_text()) == json.loads(json.dumps(stats))
     assert pivots == {"cs": 300}
     assert (tmp_path / "stats.md").read_text() == table2_markdown(stats) + "\nPairs per pivot language: cs 300\n"
-    assert "idf" not in write_corpus_stats(run_in_process, dataset_files(str(tmp_path / "c" / "corpus")), 100, "", str(tmp_path / "no-idf"))[0][ALL_DOMAINS]
+    assert "idf" not in write_corpus_stats(run_in_process, dataset_files(str(tmp_path / "c" / "corpus")), 100, "",
+                                           str(tmp_path / "no-idf"))[0][ALL_DOMAINS]
 
 
 def test_table_2_by_system_or_pivot_has_a_column_for_each_of_their_values(tmp_path):
@@ -89,7 +90,8 @@ def test_table_2_by_system_or_pivot_has_a_column_for_each_of_their_values(tmp_pa
     assert (chosen.system == "system-1").all() and set(chosen.id) <= set(table.filter(pc.equal(systems, "system-1")).column("id").to_pylist())
     assert by_system["system-1"] == domain_table2(pq.read_table(tmp_path / "s" / "sample.parquet"), None)["system-1"]
     by_pivot, _ = write_corpus_stats(run_in_process, files, 1000, "", str(tmp_path / "p"), group="pivot")
-    assert {name: entry["sentences"] for name, entry in by_pivot.items()} == {"cs": 150, "de": 150, ALL_DOMAINS: 300} and pivots == {"cs": 150, "de": 150}
+    assert ({name: entry["sentences"] for name, entry in by_pivot.items()} == {"cs": 150, "de": 150, ALL_DOMAINS: 300}
+            and pivots == {"cs": 150, "de": 150})
 
 
 def test_a_part_written_while_an_output_is_built_carries_its_fingerprint_and_keeps_its_shard_number():

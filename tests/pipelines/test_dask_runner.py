@@ -118,7 +118,8 @@ def test_a_worker_process_started_with_a_malloc_setting_takes_large_arrays_from_
     code = """
 import ctypes
 class MallInfo2(ctypes.Structure):
-    _fields_ = [(name, ctypes.c_size_t) for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+    _fields_ = [(name, ctypes.c_size_t) for name in \
+("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
 libc = ctypes.CDLL(None)
 libc.mallinfo2.restype = MallInfo2
 def mapped():

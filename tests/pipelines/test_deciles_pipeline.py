@@ -91,7 +91,8 @@ def test_deciles_are_equal_sized_ordered_and_shard_independent(tmp_path, table):
         np.testing.assert_array_equal(bins, seven[f"decile_{name}"][ranked].astype(int))
     assert (one["trigram_overlap"][one["decile_trigram"] < 5] == 0).all()  # the overlap's order kept, its ties ordered by F1
     no_trigram = one[one["trigram_overlap"] == 0]
-    assert (no_trigram.groupby("decile_trigram").unigram_f1.max().to_numpy()[:-1] <= no_trigram.groupby("decile_trigram").unigram_f1.min().to_numpy()[1:]).all()
+    assert (no_trigram.groupby("decile_trigram").unigram_f1.max().to_numpy()[:-1]
+            <= no_trigram.groupby("decile_trigram").unigram_f1.min().to_numpy()[1:]).all()
     assert (one["decile_tau"][one["kendall_z_then_f1"] == one["kendall_z_then_f1"].max()] == 9).all()
     summary = json.loads((root / "summary.json").read_text())
     assert sum(entry["rows"] for entry in summary["pp"].values()) == 3_001

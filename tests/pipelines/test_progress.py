@@ -124,11 +124,13 @@ def test_score_cuts_corpus_selection_and_sample_count_their_work(tmp_path, last_
     assert messages[-1].startswith("8/8 file reads (one per file for the exact cuts, one to write the corpus) (")
 
     corpus = dataset_files(str(tmp_path / "c" / "corpus"))
-    counts = select_training_set(run, corpus, Rules("pp", "", max_tokens=0, release_filter=True), Sample(n_pairs=0), str(tmp_path / "t"), str(tmp_path / "w"), report=report)
+    counts = select_training_set(run, corpus, Rules("pp", "", max_tokens=0, release_filter=True), Sample(n_pairs=0), str(tmp_path / "t"),
+                                 str(tmp_path / "w"), report=report)
     assert any(message.startswith(f"{2 * len(corpus)}/{2 * len(corpus)} corpus file reads for the release filters (two per file) (")
                for message in messages)
     reads = 2 * len(dataset_files(str(tmp_path / "w" / "candidates")))
-    assert counts["selected"] > 10 and messages[-1].startswith(f"{reads}/{reads} file reads (one per file for the exact cuts, one to write the selection) (")
+    assert counts["selected"] > 10 and messages[-1].startswith(f"{reads}/{reads} file reads "
+                                                               "(one per file for the exact cuts, one to write the selection) (")
 
     write_corpus_stats(run, corpus, 10, "", str(tmp_path / "s"), report)
     assert messages[-1].startswith(f"{len(corpus)}/{len(corpus)} corpus files sampled (")

@@ -72,7 +72,8 @@ def test_a_plain_file_is_indexed_at_the_start_of_each_run_of_lines(tmp_path):
 
 
 def run(plan, data_dir, rejects_dir, fmt=BITEXT_FORMAT, workers=1):
-    options = PipelineOptions(["--runner=DirectRunner", f"--direct_num_workers={workers}", "--direct_running_mode=" + ("multi_processing" if workers > 1 else "in_memory")])
+    options = PipelineOptions(["--runner=DirectRunner", f"--direct_num_workers={workers}",
+                               "--direct_running_mode=" + ("multi_processing" if workers > 1 else "in_memory")])
     with beam.Pipeline(options=options) as pipeline:
         build_shard_writes(pipeline, fmt, plan, str(data_dir), str(rejects_dir), 10_000)
 

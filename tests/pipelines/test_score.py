@@ -41,7 +41,8 @@ def pairs_table(n, seed=0, references=None, translations=None):
     translations = translations or [sentence() for _ in range(n)]
     return pa.table({
         "id": [f"news-{i:05d}" for i in range(n)], "source": ["f.gz"] * n, "domain": ["news"] * n,
-        "czeng_score": rng.random(n), "pivot": ["cs"] * n, "foreign": ["věta"] * n, "reference": references, "translation": translations, "system": ["test"] * n,
+        "czeng_score": rng.random(n), "pivot": ["cs"] * n, "foreign": ["věta"] * n, "reference": references, "translation": translations,
+        "system": ["test"] * n,
         "trans_score": -rng.random(n), "trans_n_tokens": np.full(n, 7, np.int32), "truncated": np.zeros(n, bool),
         **token_columns(english_tokens(references), english_tokens(translations)),
     })

@@ -88,7 +88,8 @@ def test_sts_summary_and_model_table_label_the_stsb_split():
     numbers = sts_summary(StsReport(scores, 8))
     assert numbers[DEV] == 70.0 and numbers["2012"] == 50.0 and numbers[TEST_MEAN] == 50.0
     assert numbers["STS-B dev"] == 55.0 and math.isnan(numbers["2016"])
-    report = model_table_report({"word_avg": {"kind": "trained", "dim": 8, "sts": numbers}, "SIF": {"kind": "baseline", "dim": 50, "sts": summary(75.0, 20.0)}})
+    report = model_table_report({"word_avg": {"kind": "trained", "dim": 8, "sts": numbers},
+                                 "SIF": {"kind": "baseline", "dim": 50, "sts": summary(75.0, 20.0)}})
     assert report.tables[1].header == ["model", "STS-B dev"] and report.tables[1].rows[0] == ["word_avg", 55.0]
     assert report.data["best_on_dev"] == "SIF"
     assert "| word_avg | trained | 8 | 50.0 | – | – | – | – | 50.0 | 70.0 | 55.0 |" in squeezed(report.tables[0].markdown())
@@ -107,10 +108,13 @@ def test_data_source_tables_come_from_each_source(tmp_path):
 def every_report_plot():
     """The plots of the four experiment reports, on hand-made numbers with negative scores,
     a missing value and long model names."""
-    sweep = decile_sweep_report({s: {d: {"pairs": 40, "sts": summary(10.0 * d - 20, 5.0 * d)} for d in range(10)} for s in ("trans", "trigram", "pp")})
+    sweep = decile_sweep_report({s: {d: {"pairs": 40, "sts": summary(10.0 * d - 20, 5.0 * d)} for d in range(10)}
+                                 for s in ("trans", "trigram", "pp")})
     negatives = [{"sentence": "a", "paraphrase": "b", "negatives": {1: {"sentence": "c", "cosine": 0.1, "pool_pairs": 8}}}]
-    ablation = megabatch_report({m: {size: {"pairs": 40, "sts": summary(50.0 + size, 40.0)} for size in (1, 20, 40)} for m in ("word_avg", "bilstm_avg")}, negatives)
-    rows = {name: {"kind": "trained", "dim": 300, "sts": {**summary(-5.0 + i, 30.0 + i), "STS-B dev": 40.0 + i}} for i, name in enumerate(["word_avg", "trigram_avg", "lstm_avg", "trigram_word"])}
+    ablation = megabatch_report({m: {size: {"pairs": 40, "sts": summary(50.0 + size, 40.0)} for size in (1, 20, 40)}
+                                 for m in ("word_avg", "bilstm_avg")}, negatives)
+    rows = {name: {"kind": "trained", "dim": 300, "sts": {**summary(-5.0 + i, 30.0 + i), "STS-B dev": 40.0 + i}}
+            for i, name in enumerate(["word_avg", "trigram_avg", "lstm_avg", "trigram_word"])}
     rows["SIF vectors (+WR)"] = {"kind": "baseline", "dim": 50, "sts": summary(52.0, math.nan)}
     sources = {s: {"pairs": 30, "models": {"word_avg": summary(70.0, 60.0), "trigram_avg": summary(65.0, 61.0)}} for s in ("news", "subtitles")}
     sourced = data_source_report(sources, (["Statistic", "news", "subtitles"], []))

@@ -37,7 +37,8 @@ QUIET_HEADLESS = [
 LAYOUT_PROBE = """<script>
 addEventListener("load", () => {
   for (const details of document.querySelectorAll("details")) details.open = true;
-  const describe = (e) => e.tagName.toLowerCase() + (e.className ? "." + e.className : "") + ' "' + (e.textContent || "").trim().replace(/\\s+/g, " ").slice(0, 50) + '"';
+  const describe = (e) => e.tagName.toLowerCase() + (e.className ? "." + e.className : "") + ' "' + \
+(e.textContent || "").trim().replace(/\\s+/g, " ").slice(0, 50) + '"';
   const shown = (e) => e.getClientRects().length > 0;
   const clips = (e) => { const s = getComputedStyle(e); return s.overflowX !== "visible" || s.overflowY !== "visible"; };
   const box = (e) => e.getBoundingClientRect();
@@ -50,12 +51,14 @@ addEventListener("load", () => {
   for (const element of elements) {
     const parent = element.parentElement;
     if (!clips(parent) && !inside(box(element), box(parent)))
-      faults.push({fault: "outside its parent", element: describe(element), box: rect(box(element)), parent: describe(parent), parent_box: rect(box(parent))});
+      faults.push({fault: "outside its parent", element: describe(element), box: rect(box(element)), \
+parent: describe(parent), parent_box: rect(box(parent))});
     const blocks = [...element.children].filter((c) => c.tagName !== "SCRIPT" && shown(c) && isBlock(c));
     for (let i = 0; i < blocks.length; i++)
       for (let j = i + 1; j < blocks.length; j++)
         if (overlap(box(blocks[i]), box(blocks[j])))
-          faults.push({fault: "overlaps its sibling", element: describe(blocks[i]), box: rect(box(blocks[i])), sibling: describe(blocks[j]), sibling_box: rect(box(blocks[j]))});
+          faults.push({fault: "overlaps its sibling", element: describe(blocks[i]), box: rect(box(blocks[i])), \
+sibling: describe(blocks[j]), sibling_box: rect(box(blocks[j]))});
   }
   const page = document.documentElement;
   if (page.scrollWidth > page.clientWidth + 1)
@@ -79,7 +82,8 @@ def demo_like_provenance() -> Provenance:
         created=datetime(2026, 11, 25, 20, 30, tzinfo=UTC),
         code={"paranmt": "0.2.0", "schemas": ["corpus/2", "pairs/1", "bitext/1", "sts/1"]},
         revision="d6a5ea8-dirty",
-        command="luigi --module workflows ModelTable --workdir /work/main/work --sts-dir /work/main/work/sts/sts-2012-2017-and-sts-benchmark --local-scheduler",
+        command="luigi --module workflows ModelTable --workdir /work/main/work "
+                "--sts-dir /work/main/work/sts/sts-2012-2017-and-sts-benchmark --local-scheduler",
         output=output,
         training_data=f"the embedded demo corpus {demo} (no --inputs or --pairs), back-translated, scored and ranked here",
         demo=True,
@@ -93,8 +97,10 @@ def demo_like_provenance() -> Provenance:
             "STS datasets each model is evaluated on": [24, 24, 24, 24, 24, 24],
         },
         parameters=parameters,
-        input_files=[demo + ":123456:96ef6b5f82e91611c1c027b751dfcdde", "/work/main/work/vectors/paragram-sl999-demo-vectors.txt:98765:0b1c2d3e4f5a69788796a5b4c3d2e1f0"]
-        + [f"/work/main/work/sts/sts-2012-2017-and-sts-benchmark/{year}/STS.input.track{year}.txt:4321:{index:032x}" for index, year in enumerate(range(2012, 2018))],
+        input_files=[demo + ":123456:96ef6b5f82e91611c1c027b751dfcdde",
+                     "/work/main/work/vectors/paragram-sl999-demo-vectors.txt:98765:0b1c2d3e4f5a69788796a5b4c3d2e1f0"]
+        + [f"/work/main/work/sts/sts-2012-2017-and-sts-benchmark/{year}/STS.input.track{year}.txt:4321:{index:032x}"
+           for index, year in enumerate(range(2012, 2018))],
     )
 
 
@@ -117,7 +123,8 @@ def layout_faults(page: str, folder, width: int) -> dict:
     probed = folder / f"probed-{width}.html"
     probed.write_text(page.replace("</body>", LAYOUT_PROBE + "</body>"))
     profile = folder / f"chromium-profile-{width}"
-    command = [CHROMIUM, *QUIET_HEADLESS, f"--user-data-dir={profile}", f"--window-size={width},2000", "--virtual-time-budget=5000", "--dump-dom", probed.as_uri()]
+    command = [CHROMIUM, *QUIET_HEADLESS, f"--user-data-dir={profile}", f"--window-size={width},2000", "--virtual-time-budget=5000",
+               "--dump-dom", probed.as_uri()]
     result = subprocess.run(command, capture_output=True, text=True, timeout=120)
     found = re.search(r'<pre id="layout-faults">(.*?)</pre>', result.stdout, re.S)
     assert found, f"Chromium returned no layout findings (exit {result.returncode}): {result.stderr[-2000:]}"

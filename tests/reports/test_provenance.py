@@ -56,7 +56,8 @@ def test_the_page_starts_with_the_provenance_and_warns_about_demo_data(tmp_path)
     assert "2 input files" in head and head.index("warning") < head.index("How this page was made") < head.index("Result.")
 
     markdown = (tmp_path / "report.md").read_text()
-    assert markdown.index(DEMO_HEADLINE) < markdown.index("- built: 2024-03-06 09:30 UTC") < markdown.index("## Table 7") < markdown.index("## Parameters")
+    assert (markdown.index(DEMO_HEADLINE) < markdown.index("- built: 2024-03-06 09:30 UTC") < markdown.index("## Table 7")
+            < markdown.index("## Parameters"))
     assert f"| /data/pairs.tsv | 1,234,567 | {DIGEST} |" in squeezed(markdown)
     document = json.loads((tmp_path / "report.json").read_text())["provenance"]
     assert document["created"] == "2024-03-06T09:30:00+00:00" and document["demo"] is True

@@ -96,7 +96,8 @@ def test_many_rejects_are_announced_with_the_top_reasons(tmp_path):
     path.write_text("\n".join([*good, "only\ttwo", "news-x\t1_0\tA\tB"]) + "\n")
     result = run_luigi(tmp_path / "work", "IngestBitext", "--inputs", str(path))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert f"2 of 10 lines of {path} rejected (20 %): bad_score 1, column_count 1; see {tmp_path / 'work' / 'ingest'}" in result.stdout + result.stderr
+    assert (f"2 of 10 lines of {path} rejected (20 %): bad_score 1, column_count 1; see {tmp_path / 'work' / 'ingest'}"
+            in result.stdout + result.stderr)
 
 
 # Which file is read (issue 23, class 1)

@@ -78,7 +78,8 @@ def test_the_demo_prints_each_event_once_on_one_screen_and_ends_with_the_corpus(
     assert_each_line_once(lines)
     assert len(lines) <= SCREEN, "\n".join(lines)
     assert not [line for line in lines if "apache_beam" in line or "luigi-interface" in line or "apitools" in line]
-    summary = lines[lines.index(next(line for line in lines if line.startswith(f"ParaNMT corpus: 400 pairs in {os.path.realpath(demo_dir)}/work/corpus/"))):]
+    summary = lines[lines.index(next(line for line in lines
+                                     if line.startswith(f"ParaNMT corpus: 400 pairs in {os.path.realpath(demo_dir)}/work/corpus/"))):]
     assert any(line.startswith("  rejected at ingest: 0") for line in summary)
     assert any(line.startswith("  pairs per decile of pp_sim (0 … 9): 40 40 40") for line in summary)
     assert summary[-1].startswith("  pairs per decile of")  # the result is the last thing printed
@@ -105,7 +106,8 @@ def test_a_report_whose_encoder_was_moved_away_says_so_and_the_command_succeeds(
     lines = printed_lines(result)
     assert not [line for line in lines if "ERROR" in line or "Error" in line], lines
     (header,) = [line for line in lines if line.startswith("Encoder word_avg: ")]
-    assert header.startswith(f"Encoder word_avg: {encoder} (no longer sound: {encoder}/_SUCCESS is missing") and "TrainFilteredEncoder" in header, header
+    assert (header.startswith(f"Encoder word_avg: {encoder} (no longer sound: {encoder}/_SUCCESS is missing")
+            and "TrainFilteredEncoder" in header), header
     assert any(line.startswith("| word_avg") for line in lines) and not any(line.startswith("dev score") for line in lines), lines
 
 
@@ -134,8 +136,10 @@ def test_a_moved_copied_or_linked_work_directory_rebuilds_nothing_and_prints_whe
         # The translator's nmt.json names its files relative to the work directory: read in the new place.
         (tmp_path / "test.cs").write_text("Dobrý den.\nPes běží.\n")
         (tmp_path / "test.en").write_text("Good day.\nThe dog runs.\n")
-        evaluation = ["EvaluateTranslator", "--source", str(tmp_path / "test.cs"), "--reference", str(tmp_path / "test.en"), "--baseline", str(tmp_path / "test.en")]
-        assert any(" complete: " in line for line in printed_lines(luigi_command(demo_dir, *evaluation, "--paranmt-workdir", str(moved), python=kit_demo.python)))
+        evaluation = ["EvaluateTranslator", "--source", str(tmp_path / "test.cs"), "--reference", str(tmp_path / "test.en"),
+                      "--baseline", str(tmp_path / "test.en")]
+        assert any(" complete: " in line
+                   for line in printed_lines(luigi_command(demo_dir, *evaluation, "--paranmt-workdir", str(moved), python=kit_demo.python)))
     finally:
         os.rename(moved, demo_dir / "work")
 
@@ -146,7 +150,8 @@ def test_ctrl_c_is_one_line_leaves_only_the_partial_output_and_ends_by_sigint(tm
     sent once the stage has started, and with workers once both worker processes run."""
     (tmp_path / "w.cs").write_text("".join(f"Věta číslo {n}.\n" for n in range(sentences)))
     (tmp_path / "w.en").write_text("".join(f"Sentence number {n}.\n" for n in range(sentences)))
-    command = [sys.executable, "-m", "luigi", "--module", "workflows", "IngestBitext", "--inputs", "w.cs", "--paranmt-direct-num-workers", str(workers), "--local-scheduler"]
+    command = [sys.executable, "-m", "luigi", "--module", "workflows", "IngestBitext", "--inputs", "w.cs",
+               "--paranmt-direct-num-workers", str(workers), "--local-scheduler"]
     # A terminal's foreground job takes Ctrl-C; a test run started in the background (`pytest &`)
     # ignores SIGINT, and a child inherits that, so the child gets the terminal's disposition back.
     run = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
@@ -162,7 +167,8 @@ def test_ctrl_c_is_one_line_leaves_only_the_partial_output_and_ends_by_sigint(tm
             time.sleep(0.3)
             os.killpg(run.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole process group
     assert run.wait(timeout=120) == -signal.SIGINT, lines  # a shell says 130
-    assert [line for line in lines if line.strip()][1:] == ["interrupted: nothing unfinished looks finished; run the same command again to resume"], lines
+    assert [line for line in lines if line.strip()][1:] == [
+        "interrupted: nothing unfinished looks finished; run the same command again to resume"], lines
     assert [path.name for path in (tmp_path / "work" / "ingest").iterdir()] == [next((tmp_path / "work" / "ingest").glob(".*.partial")).name]
 
 
@@ -211,7 +217,9 @@ def test_decile_auto_sweeps_the_corpus_chooses_on_the_dev_sets_trains_on_the_cho
 
 
 def test_decile_auto_on_a_corpus_too_small_to_sweep_is_one_line_naming_the_setting(demo_dir, demo_build, kit_demo):
-    result = luigi_command(demo_dir, "TrainOnFiltered", "--decile", "auto", "--scorer", "auto", "--sts-dir", str(demo_dir / "sts"), python=kit_demo.python)
+    result = luigi_command(demo_dir, "TrainOnFiltered", "--decile", "auto", "--scorer", "auto", "--sts-dir", str(demo_dir / "sts"),
+                           python=kit_demo.python)
     assert result.returncode == 30, result.stdout + result.stderr
     [error] = [line for line in (result.stdout + result.stderr).splitlines() if "ERROR" in line]
-    assert "pairs that pass the rules, fewer than a sweep cell needs (--ChooseDeciles-sweep-min-pairs 1000); give --scorer and --decile instead" in error
+    assert ("pairs that pass the rules, fewer than a sweep cell needs (--ChooseDeciles-sweep-min-pairs 1000); "
+            "give --scorer and --decile instead") in error

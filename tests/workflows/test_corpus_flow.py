@@ -137,7 +137,8 @@ def test_score_rank_summarize_select_and_stats(luigi_workdir, pairs_dir, vectors
     selected = pd.read_parquet(select.output_dir / "pairs")
     assert len(selected) == 25 and (selected.decile_pp == 9).all()
     assert (selected[["reference_n_tokens", "translation_n_tokens"]] <= 30).all().all()
-    assert read_manifest(select.output_dir)["passed_rules"] == int(((corpus.decile_pp.astype(int) == 9) & (corpus.reference_n_tokens <= 30) & (corpus.translation_n_tokens <= 30)).sum())
+    assert read_manifest(select.output_dir)["passed_rules"] == int(((corpus.decile_pp.astype(int) == 9) & (corpus.reference_n_tokens <= 30)
+                                                                    & (corpus.translation_n_tokens <= 30)).sum())
 
     diverse = SelectTrainingSet(pairs=pairs_dir, pp_vectors=vectors, examples=2, decile="", max_unigram_f1=0.6, n_pairs=0, max_tokens=0)
     build(diverse)

@@ -36,8 +36,8 @@ from workflows.translations import ImportTranslations
 # runs in the task named after the count that follows it (the step before the lifted combine),
 # BackTranslate's in RunInference's first.
 WRITE_SHARDS = "AllWritten/CombineGlobally(CountCombineFn)/KeyWithVoid"
-SHARD_WORK = {"ingest": WRITE_SHARDS, "backtranslate": "Translate/BatchElements/ParDo(_GlobalWindowsBatchingDoFn)", "pp_train": "WriteKept", "score": "Score",
-              "corpus": "SampleParts", "train": "WriteKept", "stats": "Parts", "import": WRITE_SHARDS}
+SHARD_WORK = {"ingest": WRITE_SHARDS, "backtranslate": "Translate/BatchElements/ParDo(_GlobalWindowsBatchingDoFn)", "pp_train": "WriteKept",
+              "score": "Score", "corpus": "SampleParts", "train": "WriteKept", "stats": "Parts", "import": WRITE_SHARDS}
 # Input files of IngestBitext and ImportParaphrases: more first tasks than twice the cluster's
 # threads, which dask's scheduler queues and hands out as workers free up; fewer it places at once,
 # often all on one worker (the toy data's tasks are too short for work stealing to move them).
@@ -165,7 +165,8 @@ def output_bytes(output: Path) -> dict[str, bytes]:
     return {str(path.relative_to(output)).replace(own, ".parquet"): path.read_bytes() for path in sorted(output.rglob("*.parquet"))}
 
 
-def test_translation_stages_on_a_cluster_write_the_direct_runners_bytes_translating_only_where_the_resource_is(luigi_workdir, tmp_path, dask_scheduler):
+def test_translation_stages_on_a_cluster_write_the_direct_runners_bytes_translating_only_where_the_resource_is(luigi_workdir, tmp_path,
+                                                                                                                 dask_scheduler):
     translator, inputs = marian(tmp_path / "marian"), translation_inputs(tmp_path)
     expected = []
     for task in translation_stages(inputs, translator):

@@ -57,7 +57,8 @@ def fill_sts(folder):
     write_semeval(folder / "STS2017", "STS", STS2017_SET, rng)
     a, b = sentences(rng, 8), sentences(rng, 8)  # STS-B dev: the default development set
     (folder / "stsbenchmark").mkdir(parents=True, exist_ok=True)
-    (folder / "stsbenchmark" / "sts-dev.csv").write_text("".join(f"main-captions\tMSRvid\t2012test\t{i:04d}\t{g:.1f}\t{x}\t{y}\n" for i, (x, y, g) in enumerate(zip(a, b, rng.uniform(0, 5, 8), strict=True))))
+    (folder / "stsbenchmark" / "sts-dev.csv").write_text("".join(f"main-captions\tMSRvid\t2012test\t{i:04d}\t{g:.1f}\t{x}\t{y}\n"
+                                                                 for i, (x, y, g) in enumerate(zip(a, b, rng.uniform(0, 5, 8), strict=True))))
 
 
 def test_train_encoder_without_sts_warns_and_keeps_the_last_weights(luigi_workdir, sts_dir, tmp_path, caplog):

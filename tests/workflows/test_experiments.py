@@ -83,7 +83,8 @@ def test_sweep_ablation_and_model_table_share_runs_rerun_nothing_and_resume(luig
     links = page_links(sweep)
     assert links["report.json"] == "report.json"
     head = provenance_of(sweep)
-    assert f"<dt>code version</dt><dd>paranmt {CODE_VERSION['paranmt']}" in head and re.search(r"<dt>built</dt><dd>\d{4}-\d\d-\d\d \d\d:\d\d UTC</dd>", head)
+    assert (f"<dt>code version</dt><dd>paranmt {CODE_VERSION['paranmt']}" in head
+            and re.search(r"<dt>built</dt><dd>\d{4}-\d\d-\d\d \d\d:\d\d UTC</dd>", head))
     assert "--scorers pp --deciles 8,9" in head and "--model word_avg" in head and re.search(r"<td>scorers</td>\s*<td>pp</td>", head)
     assert f"the pairs dataset {pairs_dir} (--pairs)" in head and "class=\"warning\"" not in head
     assert "<dt>data size: scored pairs in the corpus (all deciles)</dt><dd>400</dd>" in head
@@ -268,7 +269,8 @@ def planted_dev_sets(folder, rng) -> None:
         rows.append((" ".join(f"w{k}" for k in words), " ".join(f"v{k}" for k in other), 5 * kept / 6))
     (folder / "STS2017" / f"STS.input.{STS2017_SET}.txt").write_text("".join(f"{x}\t{y}\n" for x, y, _ in rows[:100]))
     (folder / "STS2017" / f"STS.gs.{STS2017_SET}.txt").write_text("".join(f"{g:.2f}\n" for _, _, g in rows[:100]))
-    (folder / "stsbenchmark" / "sts-dev.csv").write_text("".join(f"main-captions\tMSRvid\t2012test\t{i:04d}\t{g:.2f}\t{x}\t{y}\n" for i, (x, y, g) in enumerate(rows[100:])))
+    (folder / "stsbenchmark" / "sts-dev.csv").write_text("".join(f"main-captions\tMSRvid\t2012test\t{i:04d}\t{g:.2f}\t{x}\t{y}\n"
+                                                                 for i, (x, y, g) in enumerate(rows[100:])))
 
 
 def test_decile_auto_picks_the_deciles_a_planted_corpus_makes_clearly_best(luigi_workdir, vectors, sts_dir, tmp_path):  # noqa: F811

@@ -41,7 +41,8 @@ def test_the_stages_that_run_no_model_run_without_torch(tmp_path):
         config.set("paranmt", "workdir", "work")
         config.set("paranmt", "direct_num_workers", "1")
         tasks = [TrainSentencePiece(inputs="bitext.gz", input_sentence_size=50), IngestBitext(inputs="bitext.gz"),
-                 AssignDeciles(pairs="release.txt", pp_vectors="vectors.txt"), CorpusStats(pairs="release.txt", pp_vectors="vectors.txt", word_counts="counts.txt"),
+                 AssignDeciles(pairs="release.txt", pp_vectors="vectors.txt"), \
+CorpusStats(pairs="release.txt", pp_vectors="vectors.txt", word_counts="counts.txt"),
                  SelectTrainingSet(pairs="release.txt", pp_vectors="vectors.txt", decile="9")]
         assert luigi.build(tasks, local_scheduler=True, log_level="WARNING")
     """)

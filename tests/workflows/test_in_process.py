@@ -27,7 +27,8 @@ def release_text(count: int) -> bytes:
 def workers_seen_while_running(command: list[str]) -> tuple[subprocess.CompletedProcess, set[int]]:
     """Run ``command``, looking for Beam SDK worker processes among its descendants ten times a
     second (a worker lives for seconds: it imports Beam before it works)."""
-    run = subprocess.Popen(command, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    run = subprocess.Popen(command, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True)
     seen: set[int] = set()
     deadline = time.monotonic() + 300
     while run.poll() is None and time.monotonic() < deadline:
@@ -54,8 +55,9 @@ def test_one_shard_is_back_translated_in_process_on_every_core(tmp_path):
     news, english = tmp_path / "news.de", tmp_path / "news.en"
     news.write_text("".join(f"{de}\n" for de, _ in GERMAN), encoding="utf-8")
     english.write_text("".join(f"{en}\n" for _, en in GERMAN), encoding="utf-8")
-    done, workers = workers_seen_while_running([sys.executable, "-m", "luigi", "--module", "workflows", "BackTranslate", "--inputs", f"{news}::{english}",
-                                                "--source-language", "de", "--translator", str(marian(tmp_path / "marian")), "--local-scheduler",
+    done, workers = workers_seen_while_running([sys.executable, "-m", "luigi", "--module", "workflows", "BackTranslate",
+                                                "--inputs", f"{news}::{english}", "--source-language", "de",
+                                                "--translator", str(marian(tmp_path / "marian")), "--local-scheduler",
                                                 "--BackTranslate-accept-translations", ACCEPT_ALL, "--paranmt-workdir", str(tmp_path / "work"),
                                                 "--paranmt-direct-num-workers", "0"])
     assert done.returncode == 0, done.stdout

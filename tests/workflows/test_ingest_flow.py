@@ -55,7 +55,8 @@ def write_big_czeng(path: Path, pairs: int) -> None:
     with gzip.open(path, "wt", encoding="utf-8") as handle:
         for n in range(pairs):
             bad = "\tnot-a-score" if n % 997 == 0 else ""
-            handle.write(f"news-b1-00train-f{n // 100:05d}-s{n % 100}{bad}\t0.5\tČeská věta číslo {n}, delší o něco.\tEnglish sentence number {n}, a bit longer.\n")
+            handle.write(f"news-b1-00train-f{n // 100:05d}-s{n % 100}{bad}\t0.5\tČeská věta číslo {n}, delší o něco.\t"
+                         f"English sentence number {n}, a bit longer.\n")
 
 
 def luigi_command(workdir: Path, inputs: Path) -> list[str]:

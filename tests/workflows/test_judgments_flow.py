@@ -39,7 +39,8 @@ def judged_folders(tmp_path):
     czech, english = demo_lines()
     release = tmp_path / "paracrawl" / "paracrawl-v7-validation"
     release.mkdir(parents=True)
-    (release / "sorted.en-cs").write_text("".join(f"u\tv\t{en}\t{cs}\t0.5\t{'VE'[i % 2]}\t\t3\n" for i, (cs, en) in enumerate(zip(czech[:8], english[:8], strict=True))))
+    (release / "sorted.en-cs").write_text("".join(f"u\tv\t{en}\t{cs}\t0.5\t{'VE'[i % 2]}\t\t3\n"
+                                                  for i, (cs, en) in enumerate(zip(czech[:8], english[:8], strict=True))))
     config = luigi.configuration.get_config()
     config.set("judgments", "pan_dir", str(tmp_path / "no-pan"))
     config.set("judgments", "paracrawl_dir", str(tmp_path / "paracrawl"))
@@ -65,7 +66,8 @@ def test_every_score_against_a_judged_file_the_sts_years_and_a_czech_sample(luig
     assert data["unavailable"]["cosine no-model"].startswith(f"{tmp_path / 'no-model'} could not be loaded offline")
     mine = data["sets"]["file judged.tsv"]
     assert mine["pairs"] == 15 and mine["kind"] == "yes/no"
-    assert set(mine["scores"]) == {"trigram_overlap", "pp_sim", "unigram_f1", "kendall_tau", "trigram_then_f1", "kendall_z_then_f1", "reference_p_en", "translation_p_en", "cosine word_avg"}
+    assert set(mine["scores"]) == {"trigram_overlap", "pp_sim", "unigram_f1", "kendall_tau", "trigram_then_f1", "kendall_z_then_f1",
+                                   "reference_p_en", "translation_p_en", "cosine word_avg"}
     f1 = mine["scores"]["unigram_f1"]  # the corpus's own unigram F1: k/4, so the yes pairs are exactly the top ones
     assert f1["auc"] == 1 and f1["auc_ci"] == [1, 1] and f1["spearman"] > 0.8
     assert [d["mean_judgment"] for d in f1["deciles"] if d["pairs"]][0] == 0 and f1["deciles"][-1]["mean_judgment"] == 1
@@ -116,7 +118,8 @@ def wmt21_folder(tmp_path):
 
 
 def test_wmt21_is_a_row_per_direction_and_a_reason_per_direction_left_out(luigi_workdir, wmt21_folder, vectors, tmp_path):  # noqa: F811
-    task = ScoresAgainstJudgments(judged_sets="wmt21", without_encoders=True, pp_vectors=vectors, sentence_transformer=str(tmp_path / "no-model"), resamples=20)
+    task = ScoresAgainstJudgments(judged_sets="wmt21", without_encoders=True, pp_vectors=vectors, sentence_transformer=str(tmp_path / "no-model"),
+                                  resamples=20)
     assert list(task.chosen_sets()) == [f"wmt21-{d}" for d in ("cs", "de", "ha", "is", "ja", "ru", "zh")]
     build(task)
     data = report_of(task)["data"]
@@ -124,7 +127,8 @@ def test_wmt21_is_a_row_per_direction_and_a_reason_per_direction_left_out(luigi_
     assert data["skipped"]["wmt21-zh"] == WMT21_UNMAPPED["zh"] and data["skipped"]["wmt21-is"].startswith(f"absent: {wmt21_folder}")
     czech, german = data["sets"]["WMT21 DA cs→en"], data["sets"]["WMT21 DA de→en"]
     assert czech["pairs"] == german["pairs"] == 7 and "source_p_cs" in czech["scores"] and "source_p_cs" not in german["scores"]
-    assert german["scores"]["unigram_f1"]["pairs"] == 7 and german["files"][0] == str(wmt21_folder / "humaneval" / "newstest2021-toen" / "ad-seg-scores-de-en.csv")
+    assert (german["scores"]["unigram_f1"]["pairs"] == 7
+            and german["files"][0] == str(wmt21_folder / "humaneval" / "newstest2021-toen" / "ad-seg-scores-de-en.csv"))
     one = ScoresAgainstJudgments(judged_sets="wmt21-de,sick", without_encoders=True, pp_vectors=vectors)
     assert list(one.chosen_sets()) == ["wmt21-de", "sick"]
 

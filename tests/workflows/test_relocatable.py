@@ -38,7 +38,8 @@ def test_a_path_parameter_through_a_linked_folder_is_the_same_stage(luigi_workdi
     (tmp_path / "link").symlink_to("data")
     spellings = [tmp_path / "data" / "pairs.tsv", tmp_path / "link" / "pairs.tsv", tmp_path / "link" / ".." / "data" / "pairs.tsv"]
     assert len({TrainEncoder(train_data=str(path)).fingerprint() for path in spellings}) == 1
-    assert TrainEncoder(train_data=str(tmp_path / "data" / "pairs.tsv")).fingerprint() != TrainEncoder(train_data=str(tmp_path / "other.tsv")).fingerprint()
+    assert (TrainEncoder(train_data=str(tmp_path / "data" / "pairs.tsv")).fingerprint()
+            != TrainEncoder(train_data=str(tmp_path / "other.tsv")).fingerprint())
 
 
 def stage_manifests(workdir):

@@ -94,7 +94,8 @@ def test_latest_is_restored_by_a_run_that_finds_every_stage_complete(luigi_workd
     expected = {ingest: tasks["first"].requires().output_dir.name, spm: tasks["first"].output_dir.name}
     damage = {
         "removed": lambda link: link.unlink(),
-        "pointing at the other build": lambda link: (link.unlink(), link.symlink_to(tasks["other"].output_dir.name if link.parent == spm else tasks["other"].requires().output_dir.name)),
+        "pointing at the other build": lambda link: (link.unlink(), link.symlink_to(tasks["other"].output_dir.name if link.parent == spm
+                                                                                    else tasks["other"].requires().output_dir.name)),
         "broken": lambda link: (link.unlink(), link.symlink_to("gone")),
         "a regular file": lambda link: (link.unlink(), link.write_text("mine\n")),
         "a directory": lambda link: (link.unlink(), link.mkdir(), (link / "notes.txt").write_text("mine\n")),

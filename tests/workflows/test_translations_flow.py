@@ -168,7 +168,8 @@ def test_the_eight_wmt21_systems_with_both_references_make_16000_pairs(tmp_path)
     wmt21 = require_shared("csen", "wmt21")
     vectors = require_shared("wordvec", "glove50_4k.txt")
     source = wmt21 / "newstest2021.cs-en.src.cs"
-    result = run_luigi(tmp_path / "work", "BuildParaNMT", "--inputs", f"{source}::{wmt21}/newstest2021.cs-en.ref.A.en,{source}::{wmt21}/newstest2021.cs-en.ref.B.en",
+    result = run_luigi(tmp_path / "work", "BuildParaNMT",
+                       "--inputs", f"{source}::{wmt21}/newstest2021.cs-en.ref.A.en,{source}::{wmt21}/newstest2021.cs-en.ref.B.en",
                        "--translations", f"{source}::{wmt21}/newstest2021.cs-en.hyp.*.en", "--pp-vectors", str(vectors), cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     corpus = pd.read_parquet(tmp_path / "work" / "corpus" / "latest" / "corpus")
@@ -227,7 +228,8 @@ def test_gzip_and_crlf_translations_give_the_plain_files_pairs_past_its_first_ru
     lines = by_system["lf"]
     for n in (1, 1_500, 2_001, 9_999, 10_001, LINES):  # each pair is its own line's, on both sides of every boundary
         row = pairs[pairs.id == f"long.cs-{n:09d}~gzip"].iloc[0]
-        assert (row.foreign, row.reference, row.translation) == (f"Věta číslo {n} je tady.", f"Sentence number {n} is here.", f"The sentence number {n} is here.")
+        assert (row.foreign, row.reference, row.translation) == (f"Věta číslo {n} je tady.", f"Sentence number {n} is here.",
+                                                                 f"The sentence number {n} is here.")
     assert len(lines) == LINES
 
 
@@ -316,7 +318,8 @@ def test_every_wmt_system_into_english_through_the_listings_makes_every_pair_exa
             system = system_file.name.removesuffix(".en.gz").split(".hyp.")[1]
             translations, mine = read(system_file), rows.system == system
             assert (rows.translation[mine].values == [translations[n - 1] for n in lines[mine]]).all(), (source, system)
-            assert mine.sum() + (rejects.source == system_file.name).sum() // sum(name.startswith(f"{test}.ref.") for name in references) == len(translations)
+            assert (mine.sum() + (rejects.source == system_file.name).sum() // sum(name.startswith(f"{test}.ref.") for name in references)
+                    == len(translations))
 
 
 @pytest.mark.parametrize("translations, figure, accepted", [

@@ -100,7 +100,8 @@ def test_workers_that_cannot_reach_the_runner_end_the_run_in_one_line_saying_so(
     unproxied = {key: value for key, value in os.environ.items() if key.lower() not in ("no_proxy", "no_grpc_proxy")}
     done = subprocess.run([sys.executable, "-m", "luigi", "--module", "workflows", "IngestBitext", "--local-scheduler",
                            "--paranmt-workdir", str(tmp_path / "work"), "--paranmt-direct-num-workers", "2"],
-                          cwd=tmp_path, env={**unproxied, "grpc_proxy": f"http://127.0.0.1:{refusing_port}"}, capture_output=True, text=True, timeout=600)
+                          cwd=tmp_path, env={**unproxied, "grpc_proxy": f"http://127.0.0.1:{refusing_port}"}, capture_output=True, text=True,
+                          timeout=600)
     output = done.stdout + done.stderr
     assert done.returncode == TASK_FAILED, output
     lines = [line for line in output.splitlines() if line.strip()]
