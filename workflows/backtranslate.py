@@ -40,7 +40,9 @@ class BackTranslate(RunsTranslator):
 
     engine = ENGINE
     first_check = count_parameter(default=FIRST_CHECK_SENTENCES, minimum=0, significant=False,
-                                  description=f"Sentences translated where luigi runs and put to the translation check before the bitext is, when there are {FIRST_CHECK_FACTOR} times as many to translate or more: a translator that says one thing or copies stops in seconds, not after the whole bitext (0: only the output is checked).")
+                                  description="Sentences translated where luigi runs and put to the translation check before the bitext is, when "
+                                              f"there are {FIRST_CHECK_FACTOR} times as many to translate or more: a translator that says one thing "
+                                              "or copies stops in seconds, not after the whole bitext (0: only the output is checked).")
 
     def requires(self):
         return {"bitext": IngestBitext(**self.input_params()), "model": self.model_task(self.engine)}
@@ -78,7 +80,8 @@ class BackTranslate(RunsTranslator):
         where = f"{spec.device} on the workers with {spec.worker_resource}" if spec.worker_resource else spec.device
         self.progress(f"{len(pending)} shard(s) to translate with {self.engine} on {where}, beam {self.beam_size}{shared}")
         started = time.time()
-        loaded = self.run_units(partial_dir, len(pending), lambda p, marks: build_backtranslate(p, pending, pairs_dir, rejects_dir, spec, self.chunk_rows, marks),
+        loaded = self.run_units(partial_dir, len(pending),
+                                lambda p, marks: build_backtranslate(p, pending, pairs_dir, rejects_dir, spec, self.chunk_rows, marks),
                                 lambda marks, done: translation_tally(marks, total, done))
         seconds = time.time() - started
         rows, rejects = self.finished_pairs(partial_dir, total, "bitext rows (pairs and rejects)")

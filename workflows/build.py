@@ -34,8 +34,9 @@ class BuildParaNMT(WorkDirectoryTask, luigi.WrapperTask):
     def requires(self):
         translator_params = without_empty(preset=self.preset, checkpoint=self.checkpoint, dict_dir=self.dict_dir,
                                           spm_model=self.spm_model, spm_target_model=self.spm_target_model, model_dir=self.model_dir)
-        return AssignDeciles(inputs=self.inputs, source_language=self.source_language, translator=self.translator, nmt=translator_params, **without_empty(
-            engine=self.engine, pairs=self.pairs, translations=self.translations, pp_vectors=self.pp_vectors, pp_encoder=self.pp_encoder))
+        return AssignDeciles(inputs=self.inputs, source_language=self.source_language, translator=self.translator, nmt=translator_params,
+                             **without_empty(engine=self.engine, pairs=self.pairs, translations=self.translations, pp_vectors=self.pp_vectors,
+                                             pp_encoder=self.pp_encoder))
 
     def result_summary(self) -> str:
         """What the command prints at its end, from AssignDeciles' summary.json: where the

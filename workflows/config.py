@@ -104,10 +104,21 @@ class OptionalPath(NoneSpelled, AbsolutePath):
 
 class paranmt(luigi.Config):  # noqa: N801 - the luigi.cfg section name
     workdir = AbsolutePath(default="work", description="Directory that holds every stage's output.")
-    runner = luigi.Parameter(default="DirectRunner", description="Beam runner: DirectRunner, DaskRunner, PortableRunner, FlinkRunner, SparkRunner, DataflowRunner.")
-    dask_scheduler = luigi.Parameter(default="", description="DaskRunner: the dask.distributed scheduler's address, e.g. tcp://127.0.0.1:8786 (empty: a local cluster started for each stage).")
-    dask_translation_resource = luigi.Parameter(default="", description="DaskRunner: the worker resource that translating and scoring by a translator need, e.g. GPU for workers started with --resources GPU=1: only they run those units, one at a time each with a model of its own (one model per GPU); the other stages run on any worker. Empty: any worker.")
-    direct_num_workers = count_parameter(default=0, minimum=0, description=f"DirectRunner worker processes (0 = by input size: in process below {ROWS_PER_WORKER:,} rows, then one per {ROWS_PER_WORKER:,} rows up to one per core; raw text: per {LINES_PER_WORKER:,} lines; scored translations: per {SCORED_ROWS_PER_WORKER:,}; 1 = in process).")
+    runner = luigi.Parameter(default="DirectRunner",
+                             description="Beam runner: DirectRunner, DaskRunner, PortableRunner, FlinkRunner, SparkRunner, DataflowRunner.")
+    dask_scheduler = luigi.Parameter(default="",
+                                     description="DaskRunner: the dask.distributed scheduler's address, e.g. tcp://127.0.0.1:8786 (empty: a "
+                                                 "local cluster started for each stage).")
+    dask_translation_resource = luigi.Parameter(default="",
+                                                description="DaskRunner: the worker resource that translating and scoring by a translator "
+                                                            "need, e.g. GPU for workers started with --resources GPU=1: only they run those "
+                                                            "units, one at a time each with a model of its own (one model per GPU); the other "
+                                                            "stages run on any worker. Empty: any worker.")
+    direct_num_workers = count_parameter(default=0, minimum=0,
+                                         description=f"DirectRunner worker processes (0 = by input size: in process below {ROWS_PER_WORKER:,} "
+                                                     f"rows, then one per {ROWS_PER_WORKER:,} rows up to one per core; raw text: per "
+                                                     f"{LINES_PER_WORKER:,} lines; scored translations: per {SCORED_ROWS_PER_WORKER:,}; 1 = in "
+                                                     "process).")
     beam_args = luigi.Parameter(default="", description="Extra Beam pipeline options passed through verbatim, e.g. '--flink_master=host:8081'.")
 
 

@@ -29,7 +29,8 @@ class _ConsoleFormat(logging.Formatter):
     the level and source for anything else."""
 
     def format(self, record: logging.LogRecord) -> str:
-        self._style._fmt = "%(asctime)s %(message)s" if record.levelno == logging.INFO and record.name.startswith(STAGES.name) else "%(asctime)s %(levelname)s %(name)s: %(message)s"
+        self._style._fmt = ("%(asctime)s %(message)s" if record.levelno == logging.INFO and record.name.startswith(STAGES.name)
+                            else "%(asctime)s %(levelname)s %(name)s: %(message)s")
         return super().format(record)
 
 

@@ -247,7 +247,8 @@ _BEAM_LOGGERS = ("apache_beam.runners.common", "apache_beam.runners.portability.
 def install() -> None:
     """Put the filters on Luigi's and Beam's loggers (once, however often it is called):
     workflows/__init__.py calls it, so every ``luigi --module workflows`` command has them."""
-    wanted = {_LUIGI_LOGGER: (_UsersMistakesInOneLine, _SilentAfterCtrlC)} | {name: (_UsersMistakesOnceOnly, _SilentAfterCtrlC) for name in _BEAM_LOGGERS}
+    wanted = ({_LUIGI_LOGGER: (_UsersMistakesInOneLine, _SilentAfterCtrlC)}
+              | {name: (_UsersMistakesOnceOnly, _SilentAfterCtrlC) for name in _BEAM_LOGGERS})
     for name, kinds in wanted.items():
         logger = logging.getLogger(name)
         for kind in kinds:

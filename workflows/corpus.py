@@ -123,7 +123,8 @@ class ReadsPairs(TranslatorChoice):
         manifest = task.verified_manifest()
         check = f"; translation check: {translation_check.figures_line(manifest['translation_check'])}" if manifest.get("translation_check") else ""
         if "systems" in manifest:
-            return f"translations made elsewhere, {len(manifest['systems'])} system(s) ({', '.join(manifest['systems'])}); trans_score: {manifest['trans_score']}{check}"
+            return (f"translations made elsewhere, {len(manifest['systems'])} system(s) ({', '.join(manifest['systems'])}); "
+                    f"trans_score: {manifest['trans_score']}{check}")
         if "model" not in manifest:
             return "the ParaNMT-50M release (its own back-translations)"
         return f"{manifest['model']}, {manifest['engine']} on {manifest['device']}{check}"
@@ -225,7 +226,8 @@ class ScorePairs(ReadsPairs, StageTask):
     stage = "score"
 
     pp_vectors = CorpusPath(default="", description="PP model as a word2vec/GloVe text vectors file.")
-    pp_encoder = CorpusPath(default="", description="PP model as a trained Word Avg encoder over Moses words (a TrainEncoder --tokens words output directory).")
+    pp_encoder = CorpusPath(default="",
+                            description="PP model as a trained Word Avg encoder over Moses words (a TrainEncoder --tokens words output directory).")
     batch_rows = count_parameter(default=VECTORIZED_BATCH_ROWS, significant=False, description="Pairs per vectorized batch.")
 
     @functools.cached_property
@@ -281,7 +283,8 @@ class ScorePairs(ReadsPairs, StageTask):
         rows = io.dataset_rows(scored_dir)
         io.check_rows(self.stage, rows, pairs, "pairs")
         self.progress(f"{rows} pairs scored", 100)
-        return {"schema": {"scored": schemas.version_of(schemas.SCORED)}, "rows": {"scored": rows}, "pp_model": model, "pairs_dir": in_workdir(self.pairs_dir())}
+        return {"schema": {"scored": schemas.version_of(schemas.SCORED)}, "rows": {"scored": rows}, "pp_model": model,
+                "pairs_dir": in_workdir(self.pairs_dir())}
 
 
 def upstream_rejects(task: luigi.Task) -> dict[str, dict]:
@@ -302,7 +305,8 @@ class AssignDeciles(StageTask):
     ``decile_pp`` and its summary (summary.md, summary.json beside ``corpus/``)."""
 
     stage = "corpus"
-    sample_size = count_parameter(default=DEFAULT_SAMPLE, significant=False, description="Keys sampled to bracket each exact cut (memory vs. bracket width).")
+    sample_size = count_parameter(default=DEFAULT_SAMPLE, significant=False,
+                                  description="Keys sampled to bracket each exact cut (memory vs. bracket width).")
     examples = count_parameter(default=3, minimum=0, description="Example pairs shown per decile in the summary.")
 
     def requires(self):
@@ -360,7 +364,8 @@ class SelectTrainingSet(StageTask):
                              f"choose another scorer, or build the corpus with --translator to score them")
         corpus_files, _ = self.requires().committed("corpus")
         out = partial_dir / "pairs"
-        counts = select_training_set(self.runner_for(corpus_files), corpus_files, rules, config_from(self, Sample), str(out), str(partial_dir), self.requires().sample_size, self.progress)
+        counts = select_training_set(self.runner_for(corpus_files), corpus_files, rules, config_from(self, Sample), str(out), str(partial_dir),
+                                     self.requires().sample_size, self.progress)
         for work in ("candidates", "duplicates"):
             shutil.rmtree(partial_dir / work, ignore_errors=True)
         if not counts["selected"]:
@@ -395,9 +400,12 @@ class CorpusStats(StageTask):
     seeded sample of each."""
 
     stage = "stats"
-    word_counts = OptionalPath(default="../shared/data/wordvec/enwiki_vocab_min200.txt", description=f"`word count` file for IDF ({NONE}: no IDF row).")
+    word_counts = OptionalPath(default="../shared/data/wordvec/enwiki_vocab_min200.txt",
+                               description=f"`word count` file for IDF ({NONE}: no IDF row).")
     per_domain = count_parameter(default=100_000, description="Sentences sampled per group (the paper: 100k per domain).")
-    group_by = luigi.ChoiceParameter(default="domain", choices=GROUPS, description="The column Table 2 has a column for each value of: the source domain (the paper's), the pivot language or the system (translations made elsewhere).")
+    group_by = luigi.ChoiceParameter(default="domain", choices=GROUPS,
+                                     description="The column Table 2 has a column for each value of: the source domain (the paper's), the "
+                                                 "pivot language or the system (translations made elsewhere).")
 
     def requires(self):
         return self.clone(AssignDeciles)

@@ -62,7 +62,10 @@ class TrainEncoder(StageTask):
     keeps_partial_output = True  # the partial directory holds the resumable checkpoint
     latest_by = "model"  # encoders/latest-word_avg, … beside encoders/latest
 
-    train_data = SourcesParameter(default="", description="Parquet pairs/corpus dataset directory, or a TSV file of sentence pairs; several, comma-separated, each written SHARE=path to take that share of its pairs (e.g. 'work/train/latest/pairs,0.5=refpairs.tsv').")
+    train_data = SourcesParameter(default="",
+                                  description="Parquet pairs/corpus dataset directory, or a TSV file of sentence pairs; several, comma-separated, "
+                                              "each written SHARE=path to take that share of its pairs (e.g. "
+                                              "'work/train/latest/pairs,0.5=refpairs.tsv').")
     columns = luigi.Parameter(default="reference,translation", description="The two Parquet columns that form a pair.")
     word_vectors = AbsolutePath(default="", description="word2vec/GloVe text file to initialise word embeddings (empty: random).")
 
@@ -179,7 +182,8 @@ class EvaluateSTS(EvaluatesTrainedEncoder, StageTask):
         # Luigi does not look at once this one is complete: it may have been moved or damaged since.
         damage = encoder.damage()
         training = {} if damage else read_json(encoder.output_dir / "training.json")
-        about = f"no longer sound: {damage}; {encoder.get_task_family()} with the same options trains it again" if damage else f"trained on {training['pairs']} pairs"
+        about = (f"no longer sound: {damage}; {encoder.get_task_family()} with the same options trains it again" if damage
+                 else f"trained on {training['pairs']} pairs")
         lines = [f"Encoder {report.meta.get('model')}: {encoder.output_dir} ({about})",
                  f"STS (Pearson × 100; every dataset in {self.output_dir / 'report.md'}):", table]
         if any("–" in row for row in table.splitlines()[2:]):  # a "–" cell, not the header's "2012–2016"
@@ -190,5 +194,6 @@ class EvaluateSTS(EvaluatesTrainedEncoder, StageTask):
         steps_per_epoch = max(1, -(-training["steps"] // max(1, training["train"]["epochs"])))
         dev = ", ".join(f"epoch {-(-step // steps_per_epoch)} {score:.2f}" for step, score in training["dev"])
         dev_set = training["train"].get("dev_set", "sts2017")  # the set that picked the kept weights
-        lines.append(f"dev score ({dev_set}) per epoch: {dev} (best {training['best_dev']:.2f} kept)" if dev else f"dev set ({dev_set}) absent: the last weights were kept")
+        lines.append(f"dev score ({dev_set}) per epoch: {dev} (best {training['best_dev']:.2f} kept)" if dev
+                     else f"dev set ({dev_set}) absent: the last weights were kept")
         return "\n".join(lines)

@@ -73,7 +73,8 @@ def run_result(task: EvaluateSTS) -> dict:
     from reports.experiments import sts_summary
 
     report = StsReport.from_json(read_json(task.output_dir / "report.json"))
-    return {"pairs": read_manifest(task.requires().output_dir)["pairs"], "dim": report.dim, "sts": sts_summary(report), "run": in_workdir(task.output_dir)}
+    return {"pairs": read_manifest(task.requires().output_dir)["pairs"], "dim": report.dim, "sts": sts_summary(report),
+            "run": in_workdir(task.output_dir)}
 
 
 def uses_demo_corpus(stages: Iterable[StageTask]) -> bool:
@@ -125,7 +126,8 @@ def code_revision() -> str:
     if not (root / ".git").exists():
         return ""
     try:
-        described = subprocess.run(["git", "-C", str(root), "describe", "--always", "--dirty"], capture_output=True, text=True, timeout=60, check=False)
+        described = subprocess.run(["git", "-C", str(root), "describe", "--always", "--dirty"], capture_output=True, text=True, timeout=60,
+                                   check=False)
     except (OSError, subprocess.TimeoutExpired):
         return ""
     return described.stdout.strip() if described.returncode == 0 else ""
@@ -243,7 +245,8 @@ class DecileSweep(Experiment):
     n_pairs = count_parameter(default=1_000_000, description="Pairs sampled per decile (the paper: 1M); all when a decile holds fewer.")
 
     def runs(self) -> dict[str, TrainOnFiltered]:
-        return {f"{s}/{d}": self.clone(TrainOnFiltered, scorer=s, decile=str(d)) for s in comma_items(self.scorers) for d in parse_deciles(self.deciles) or range(10)}
+        return {f"{s}/{d}": self.clone(TrainOnFiltered, scorer=s, decile=str(d))
+                for s in comma_items(self.scorers) for d in parse_deciles(self.deciles) or range(10)}
 
     def requires(self):
         self.check_sts()
@@ -268,10 +271,15 @@ class ChooseDeciles(Experiment):
 
     stage = "experiments/choose-deciles"
     range_width = DecileSweep.range_width
-    sweep_model = luigi.ChoiceParameter(choices=sorted(MODEL_NAMES), default="word_avg", description=f"Encoder of every sweep cell (--decile/--scorer {AUTO}), trained one epoch.")
-    sweep_pairs = count_parameter(default=10_000, description=f"Pairs per sweep cell (--decile/--scorer {AUTO}): the sweep's cost (a word_avg cell of 10,000 pairs trains and is evaluated in "
-                                  "about 15 s on 2 CPU cores); fewer when a decile has fewer pairs that pass the rules, every cell the same.")
-    sweep_min_pairs = count_parameter(default=1_000, description=f"Pairs every decile must have for a sweep (--decile/--scorer {AUTO}): fewer is noise, and the run stops saying so.")
+    sweep_model = luigi.ChoiceParameter(choices=sorted(MODEL_NAMES), default="word_avg",
+                                        description=f"Encoder of every sweep cell (--decile/--scorer {AUTO}), trained one epoch.")
+    sweep_pairs = count_parameter(default=10_000,
+                                  description=f"Pairs per sweep cell (--decile/--scorer {AUTO}): the sweep's cost (a word_avg cell of 10,000 "
+                                              "pairs trains and is evaluated in about 15 s on 2 CPU cores); fewer when a decile has fewer pairs "
+                                              "that pass the rules, every cell the same.")
+    sweep_min_pairs = count_parameter(default=1_000,
+                                      description=f"Pairs every decile must have for a sweep (--decile/--scorer {AUTO}): fewer is noise, and "
+                                                  "the run stops saying so.")
 
     def requires(self):
         self.check_sts()
@@ -299,7 +307,8 @@ class ChooseDeciles(Experiment):
         fewest, scorer, decile = min((int(counts[name][d]), name, d) for name in counts for d in self.swept_deciles())
         if fewest < self.sweep_min_pairs:
             raise InputError(f"--decile/--scorer {AUTO}: decile {decile} of {scorer} has {fewest} pairs that pass the rules, fewer than a sweep cell "
-                             f"needs (--ChooseDeciles-sweep-min-pairs {self.sweep_min_pairs}); give --scorer and --decile instead (the paper's: --scorer pp --decile 8,9)")
+                             f"needs (--ChooseDeciles-sweep-min-pairs {self.sweep_min_pairs}); give --scorer and --decile instead "
+                             "(the paper's: --scorer pp --decile 8,9)")
         return min(self.sweep_pairs, fewest)
 
     def runs(self) -> dict[str, TrainOnFiltered]:
@@ -327,9 +336,11 @@ class ChooseDeciles(Experiment):
         sweep = decile_sweep_report(cells, self.range_width, self.links())
         deciles = ",".join(map(str, choice["deciles"]))
         summary = f"Chosen on {' and '.join(choice['dev_sets'])} (mean {choice['dev']:.1f}): --scorer {choice['scorer']} --decile {deciles}."
-        candidates = Table(f"The choice: every candidate by its mean of {' and '.join(choice['dev_sets'])}, Pearson × 100", ["scorer", "deciles", "dev mean"],
+        candidates = Table(f"The choice: every candidate by its mean of {' and '.join(choice['dev_sets'])}, Pearson × 100",
+                           ["scorer", "deciles", "dev mean"],
                            [[c["scorer"], ",".join(map(str, c["deciles"])), c["dev"]] for c in choice["candidates"]],
-                           f"Each sweep cell trained {self.sweep_model} one epoch on {self.cell_pairs} pairs of one decile; the test sets are shown below, never used to choose.")
+                           f"Each sweep cell trained {self.sweep_model} one epoch on {self.cell_pairs} pairs of one decile; the test sets "
+                           "are shown below, never used to choose.")
         return replace(sweep, title="Deciles chosen on the corpus's own evidence (TrainOnFiltered --decile auto)", summary=summary,
                        tables=[candidates, *sweep.tables], data={**sweep.data, "choice": choice})
 
@@ -406,7 +417,8 @@ class VectorBaselines(StageTask):
     stage = "baselines"
     columns = "reference,translation"  # the two columns that form a pair
     vectors = AbsolutePath(default="../shared/data/wordvec/glove50_4k.txt", description="word2vec/GloVe text vectors of both baselines.")
-    word_counts = OptionalPath(default="../shared/data/wordvec/enwiki_vocab_min200.txt", description=f"`word count` file for SIF's p(w) ({NONE}: no SIF).")
+    word_counts = OptionalPath(default="../shared/data/wordvec/enwiki_vocab_min200.txt",
+                               description=f"`word count` file for SIF's p(w) ({NONE}: no SIF).")
     reference_sentences = count_parameter(default=100_000, description="Training sentences (both sides, seeded sample) SIF's component is fitted on.")
 
     def training_data(self) -> str:
@@ -497,7 +509,8 @@ class ModelTable(OnTrainData, Experiment):
     model = None  # one row per --models entry
     models = luigi.Parameter(default="word_avg,trigram_avg,lstm_avg,trigram_word", description="Comma-separated encoders (rows of the table).")
     without_baselines = luigi.BoolParameter(default=False, description="Leave out the SIF and averaged-vector rows.")
-    with_transfer = luigi.BoolParameter(default=False, description="Also Table 8: every row on the transfer tasks (EvaluateTransfer; needs --train-data).")
+    with_transfer = luigi.BoolParameter(default=False,
+                                        description="Also Table 8: every row on the transfer tasks (EvaluateTransfer; needs --train-data).")
 
     def runs(self) -> dict[str, EvaluateSTS]:
         return {m: self.cell(model=m) for m in model_names(self.models)}
@@ -561,7 +574,8 @@ class DataSourceComparison(Experiment):
 
     stage = "experiments/data-source-comparison"
     model = None
-    sources = luigi.DictParameter(default={"demo": {}}, description="Source name → corpus options (inputs, source_language, pairs, translator, nmt, engine, pp_vectors …).")
+    sources = luigi.DictParameter(default={"demo": {}},
+                                  description="Source name → corpus options (inputs, source_language, pairs, translator, nmt, engine, pp_vectors …).")
     models = luigi.Parameter(default="word_avg,trigram_avg,lstm_avg", description="Comma-separated encoders (the paper's Table 3 models).")
     decile = luigi.Parameter(default="", description="Deciles the samples come from (empty: all, as the paper's samples).")
     n_pairs = count_parameter(default=100_000, description="Pairs per source (the paper: 100k); the smallest source's count when fewer.")
@@ -587,7 +601,8 @@ class DataSourceComparison(Experiment):
 
     def runs(self) -> dict[str, TrainOnFiltered]:
         size = self.equal_size()
-        return {f"{name}/{m}": self.clone(TrainOnFiltered, model=m, n_pairs=size, **spec) for name, spec in self.source_options().items() for m in model_names(self.models)}
+        return {f"{name}/{m}": self.clone(TrainOnFiltered, model=m, n_pairs=size, **spec)
+                for name, spec in self.source_options().items() for m in model_names(self.models)}
 
     def run(self):
         yield list(self.runs().values())  # known only once the samples exist: dynamic dependencies
@@ -606,7 +621,9 @@ class DataSourceComparison(Experiment):
             for name, by_model in self.results().items()
         }
         table2 = table2_rows({name: table["(all)"] for name, table in stats.items()})
-        links = {**self.links(), **{f"statistics per domain: {name}": os.path.relpath(self.requires()[f"stats/{name}"].output_dir / "stats.md", self.output_dir) for name in sources}}
+        links = {**self.links(),
+                 **{f"statistics per domain: {name}": os.path.relpath(self.requires()[f"stats/{name}"].output_dir / "stats.md", self.output_dir)
+                    for name in sources}}
         return data_source_report(sources, table2, links)
 
 

@@ -45,7 +45,8 @@ def checked_rejects(stage: str, rows: int, rejects: dict[str, int], nothing_usab
     if rows == 0:
         raise InputError(f"{nothing_usable}: {total} lines rejected ({top}); see {rejects_dir}")
     if total > REJECTED_SHARE_WARNING * (rows + total):
-        log.warning("%s: %d of %d lines of %s rejected (%.0f %%): %s; see %s", stage, total, rows + total, of, 100 * total / (rows + total), top, committed)
+        log.warning("%s: %d of %d lines of %s rejected (%.0f %%): %s; see %s", stage, total, rows + total, of, 100 * total / (rows + total),
+                    top, committed)
     return {"total": total, "by_reason": rejects}
 
 
@@ -61,8 +62,10 @@ class ReadsRawFiles(StageTask):
     keeps_partial_output = True  # finished shards are kept: a rerun reads only the others
     rows_per_worker = LINES_PER_WORKER
 
-    shard_rows = luigi.IntParameter(default=DEFAULT_SHARD_ROWS, description="Lines of input per Parquet shard (a shard is what a kill can lose, and a worker's unit of work).")
-    num_shards = luigi.IntParameter(default=0, description="About this many shards over all inputs instead of --shard-rows lines each (0: by --shard-rows).")
+    shard_rows = luigi.IntParameter(default=DEFAULT_SHARD_ROWS,
+                                    description="Lines of input per Parquet shard (a shard is what a kill can lose, and a worker's unit of work).")
+    num_shards = luigi.IntParameter(default=0,
+                                    description="About this many shards over all inputs instead of --shard-rows lines each (0: by --shard-rows).")
     max_line_bytes = luigi.IntParameter(default=DEFAULT_MAX_LINE_BYTES, description="Longer input lines are rejected as too_long.")
     source_language = languages.DEFAULT  # IngestBitext's parameter; other raw files have no pivot
 

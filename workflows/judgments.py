@@ -41,9 +41,14 @@ JUDGED_SETS = ("sts", "stsb", "sick", "msrp", "pan", "paracrawl", "wmt21")
 
 
 class judgments(luigi.Config):  # noqa: N801 - the luigi.cfg section name
-    pan_dir = AbsolutePath(default=str(SHARED / "en-paraphrase" / "pan-mt-metrics"), description="PAN folder: pan-{train,test}_s{1,2}.txt[.gz], pan-{train,test}.labels.")
-    paracrawl_dir = AbsolutePath(default=str(SHARED / "csen-more" / "paracrawl-human-evaluations"), description="ParaCrawl's human-labelled samples: <release>/sorted.en-cs.")
-    wmt21_dir = AbsolutePath(default=str(SHARED / "translations" / "wmt21"), description="WMT21 into English: ad-seg-scores-<xx>-en.csv and newstest2021.<xx>-en.{src.<xx>,ref.A.en,ref.B.en,hyp.<system>.en}[.gz], in the folder or its humaneval/newstest2021-toen, sources, references, system-outputs.")
+    pan_dir = AbsolutePath(default=str(SHARED / "en-paraphrase" / "pan-mt-metrics"),
+                           description="PAN folder: pan-{train,test}_s{1,2}.txt[.gz], pan-{train,test}.labels.")
+    paracrawl_dir = AbsolutePath(default=str(SHARED / "csen-more" / "paracrawl-human-evaluations"),
+                                 description="ParaCrawl's human-labelled samples: <release>/sorted.en-cs.")
+    wmt21_dir = AbsolutePath(default=str(SHARED / "translations" / "wmt21"),
+                             description="WMT21 into English: ad-seg-scores-<xx>-en.csv and "
+                                         "newstest2021.<xx>-en.{src.<xx>,ref.A.en,ref.B.en,hyp.<system>.en}[.gz], in the folder or its "
+                                         "humaneval/newstest2021-toen, sources, references, system-outputs.")
 
 
 # A --judged-sets name that stands for several sets: wmt21 is every direction into English.
@@ -73,11 +78,16 @@ class ScoresAgainstJudgments(OnTrainData, Experiment):
 
     stage = "experiments/scores-vs-judgments"
     model = None  # one encoder per --models entry
-    models = luigi.Parameter(default="word_avg,trigram_avg", description="Comma-separated encoders trained (as the other experiments do) whose cosine is a score.")
+    models = luigi.Parameter(default="word_avg,trigram_avg",
+                             description="Comma-separated encoders trained (as the other experiments do) whose cosine is a score.")
     without_encoders = luigi.BoolParameter(default=False, description="Train no encoder: only the corpus's scores, --encoders and the outside model.")
     encoders = luigi.Parameter(default="", description="Comma-separated trained encoder folders (TrainEncoder outputs) whose cosine is also a score.")
-    sentence_transformer = NoneSpelled(default="sentence-transformers/all-MiniLM-L6-v2", description=f"Outside baseline: a sentence-transformers model name or folder, loaded offline only (all-MiniLM-L6-v2: the bench extra's packaged copy); {NONE}: none.")
-    judged_sets = NoneSpelled(default=",".join(JUDGED_SETS), description=f"Comma-separated judged sets: sts (2012–2016), stsb, sick, msrp, pan, paracrawl, wmt21; {NONE}: only --judged-file.")
+    sentence_transformer = NoneSpelled(default="sentence-transformers/all-MiniLM-L6-v2",
+                                       description="Outside baseline: a sentence-transformers model name or folder, loaded offline only "
+                                                   f"(all-MiniLM-L6-v2: the bench extra's packaged copy); {NONE}: none.")
+    judged_sets = NoneSpelled(default=",".join(JUDGED_SETS),
+                              description="Comma-separated judged sets: sts (2012–2016), stsb, sick, msrp, pan, paracrawl, wmt21; "
+                                          f"{NONE}: only --judged-file.")
     judged_file = AbsolutePath(default="", description="Your own judged pairs: sentence TAB sentence TAB judgment (a number; only 0 and 1: yes/no).")
 
     def runs(self) -> dict:
@@ -120,7 +130,8 @@ class ScoresAgainstJudgments(OnTrainData, Experiment):
         files = sts_files() if any(folder == sts_root() for _, folder in self.chosen_sets().values()) else []
         files += [str(p) for folder in folders if folder.is_dir() for p in sorted(folder.rglob("*")) if p.is_file()]
         files += [path for path in (self.pp_vectors, self.judged_file) if path]
-        return files + [str(p) for folder in (*self.given_encoders(), self.pp_encoder) if folder for p in sorted(Path(folder).rglob("*")) if p.is_file()]
+        return files + [str(p) for folder in (*self.given_encoders(), self.pp_encoder) if folder
+                        for p in sorted(Path(folder).rglob("*")) if p.is_file()]
 
     def check_inputs(self) -> None:
         missing = [path for path in self.given_encoders() if not Path(path).is_dir()]

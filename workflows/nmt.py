@@ -100,7 +100,8 @@ def without_empty(**values) -> dict:
 # The translating stages' shared parameters, declared once: how a CTranslate2 model computes
 # (BackTranslate, ImportTranslations, EvaluateTranslator), the device (and TrainTranslator's), the
 # engine (BackTranslate, EvaluateTranslator), and the engine a task that builds BackTranslate passes down.
-COMPUTE_TYPE = luigi.Parameter(default="auto", description="CTranslate2 compute type: auto (float16 on GPU, the stored type on CPU), int8, float32, …")
+COMPUTE_TYPE = luigi.Parameter(default="auto",
+                               description="CTranslate2 compute type: auto (float16 on GPU, the stored type on CPU), int8, float32, …")
 DEVICE = luigi.ChoiceParameter(default="auto", choices=["auto", "cpu", "cuda"],
                                description="auto: the GPU when there is one and the engine can use it (CTranslate2 needs the gpu extra; "
                                            "fairseq trains with fp16 there), else the CPU.")
@@ -112,7 +113,10 @@ class TranslatorChoice(ReadsBitext):
     """The parameters that choose the model of a translating stage: a published translator's
     folder (``--translator``), or the project's own model (``nmt``: TrainTranslator's parameters)."""
 
-    translator = CorpusPath(default="", description="A translator's folder: a Hugging Face Marian (OPUS-MT), M2M-100 or NLLB-200 model, a CTranslate2 model with its tokenizer, or a fairseq model folder (checkpoint, dictionaries, sentencepiece). Empty: the project's own cs→en model.")
+    translator = CorpusPath(default="",
+                            description="A translator's folder: a Hugging Face Marian (OPUS-MT), M2M-100 or NLLB-200 model, a CTranslate2 model "
+                                        "with its tokenizer, or a fairseq model folder (checkpoint, dictionaries, sentencepiece). Empty: the "
+                                        "project's own cs→en model.")
     nmt = CorpusDict(default={}, description="TrainTranslator parameters (e.g. a preset).")
 
     def model_task(self, engine: str) -> StageTask:
@@ -153,7 +157,8 @@ class TrainSentencePiece(ReadsBitext, StageTask):
 
     vocab_size = luigi.IntParameter(default=32_000, description="Pieces per model; a soft limit, small corpora get fewer.")
     model_type = luigi.ChoiceParameter(default="unigram", choices=["unigram", "bpe", "char", "word"], description="Sentencepiece model type.")
-    joint = luigi.BoolParameter(default=True, parsing=luigi.BoolParameter.EXPLICIT_PARSING, description="One model for Czech and English (shared embeddings) instead of one per language.")
+    joint = luigi.BoolParameter(default=True, parsing=luigi.BoolParameter.EXPLICIT_PARSING,
+                                description="One model for Czech and English (shared embeddings) instead of one per language.")
     character_coverage = luigi.FloatParameter(default=0.9999, description="Share of characters the vocabulary must cover.")
     input_sentence_size = luigi.IntParameter(default=2_000_000, description="Sentences sampled (seeded) to train on; 0 = all.")
     seed = luigi.IntParameter(default=1, description="Sampling seed.")
@@ -192,11 +197,18 @@ class TrainTranslator(UsesGpu, ReadsBitext, WritesNmtModel):
     device = DEVICE
     fairseq_args = luigi.Parameter(default="", description="Extra fairseq-train arguments, e.g. '--update-freq 4'.")
     # A given model (GIVEN_MODEL_PARAMETERS): what --translator FOLDER sets (model_dir), hidden from --help.
-    checkpoint = AbsolutePath(default="", visibility=HIDDEN, description="Deprecated (--translator FOLDER): an existing fairseq cs→en checkpoint: skip training and use it.")
-    dict_dir = AbsolutePath(default="", visibility=HIDDEN, description="Deprecated (--translator FOLDER): with checkpoint, the folder holding its dict.cs.txt and dict.en.txt.")
-    spm_model = AbsolutePath(default="", visibility=HIDDEN, description="Deprecated (--translator FOLDER): with checkpoint, its sentencepiece model (the source one if not joint).")
-    spm_target_model = AbsolutePath(default="", visibility=HIDDEN, description="Deprecated (--translator FOLDER): with checkpoint, the target sentencepiece model if not joint.")
-    model_dir = AbsolutePath(default="", visibility=HIDDEN, description="Deprecated spelling of --translator FOLDER: a fairseq model folder, a TrainTranslator or ConvertTranslator output, or one from `python -m benchmarks gpu_run` (checkpoint in parts, dictionaries, sentencepiece): skip training and use it.")
+    checkpoint = AbsolutePath(default="", visibility=HIDDEN,
+                              description="Deprecated (--translator FOLDER): an existing fairseq cs→en checkpoint: skip training and use it.")
+    dict_dir = AbsolutePath(default="", visibility=HIDDEN,
+                            description="Deprecated (--translator FOLDER): with checkpoint, the folder holding its dict.cs.txt and dict.en.txt.")
+    spm_model = AbsolutePath(default="", visibility=HIDDEN,
+                             description="Deprecated (--translator FOLDER): with checkpoint, its sentencepiece model (the source one if not joint).")
+    spm_target_model = AbsolutePath(default="", visibility=HIDDEN,
+                                    description="Deprecated (--translator FOLDER): with checkpoint, the target sentencepiece model if not joint.")
+    model_dir = AbsolutePath(default="", visibility=HIDDEN,
+                             description="Deprecated spelling of --translator FOLDER: a fairseq model folder, a TrainTranslator or "
+                                         "ConvertTranslator output, or one from `python -m benchmarks gpu_run` (checkpoint in parts, "
+                                         "dictionaries, sentencepiece): skip training and use it.")
 
     def requires(self):
         if self.checkpoint or self.model_dir:
@@ -300,7 +312,8 @@ class TrainTranslator(UsesGpu, ReadsBitext, WritesNmtModel):
             dictionaries, spm_models = [given / name for name in export.DICTIONARIES], export.spm_models(given)
             parts = export.checkpoint_parts(given)
         named = f"{parts[0].parent}/" + " + ".join(part.name for part in parts)
-        _copied_model(partial_dir, str(checkpoint), [str(path) for path in dictionaries], *map(str, spm_models), checkpoint_named=named).save(partial_dir)
+        _copied_model(partial_dir, str(checkpoint), [str(path) for path in dictionaries], *map(str, spm_models),
+                      checkpoint_named=named).save(partial_dir)
         self.progress(f"using the model in {given}", 100)
         return {"model_dir": str(given), "checkpoint_parts": len(parts)}
 
@@ -333,7 +346,8 @@ class ConvertTranslator(ReadsBitext, WritesNmtModel):
     stage = "nmt-ct2"
 
     nmt = TranslatorChoice.nmt
-    quantization = luigi.ChoiceParameter(default="none", choices=convert.QUANTIZATIONS, description="Stored weight type; the compute type is chosen at load (float16 on GPU, int8 option on CPU).")
+    quantization = luigi.ChoiceParameter(default="none", choices=convert.QUANTIZATIONS,
+                                         description="Stored weight type; the compute type is chosen at load (float16 on GPU, int8 option on CPU).")
 
     def requires(self):
         return TrainTranslator(**self.input_params(), **self.nmt)
@@ -353,7 +367,8 @@ class ImportTranslator(WritesNmtModel):
 
     stage = "nmt-import"
 
-    translator = CorpusPath(description="The translator's folder: a Hugging Face model (Marian, M2M-100, NLLB-200) or a CTranslate2 model with its tokenizer's files.")
+    translator = CorpusPath(description="The translator's folder: a Hugging Face model (Marian, M2M-100, NLLB-200) or a CTranslate2 model with "
+                                        "its tokenizer's files.")
     source_language = IngestBitext.source_language
     quantization = ConvertTranslator.quantization
 
@@ -388,7 +403,8 @@ class ImportTranslator(WritesNmtModel):
                  source_prefixes={code: way.source_prefix for code, way in ways.items()}, source_suffix=first.source_suffix,
                  target_prefix=first.target_prefix, name=name,
                  ).save(partial_dir, relative_within=Path(paranmt().workdir))
-        self.progress(f"{published.FAMILIES[family]} model {name}: " + ", ".join(f"{code} as {way.source_code or code}" for code, way in ways.items()), 100)
+        self.progress(f"{published.FAMILIES[family]} model {name}: "
+                      + ", ".join(f"{code} as {way.source_code or code}" for code, way in ways.items()), 100)
         return {"model": name, "family": family, "languages": {code: way.source_code for code, way in ways.items()},
                 "model_fingerprint": NmtModel.load(partial_dir).fingerprint("ctranslate2")}
 
@@ -403,7 +419,8 @@ class EvaluateTranslator(UsesGpu, TranslatorChoice, StageTask):
     compute_type = COMPUTE_TYPE
     source = AbsolutePath(default=str(WMT21 / "newstest2021.cs-en.src.cs"), description="Czech test sentences, one a line.")
     reference = AbsolutePath(default=str(WMT21 / "newstest2021.cs-en.ref.A.en"), description="English reference, line-aligned.")
-    baseline = OptionalPath(default=str(WMT21 / "newstest2021.cs-en.hyp.CUNI-Transformer2018.en"), description="A system output to compare with (none: no baseline).")
+    baseline = OptionalPath(default=str(WMT21 / "newstest2021.cs-en.hyp.CUNI-Transformer2018.en"),
+                            description="A system output to compare with (none: no baseline).")
     device = DEVICE
 
     def requires(self):

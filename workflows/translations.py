@@ -107,8 +107,10 @@ class ImportTranslations(RunsTranslator):
         scoring = f", scored by {model.system} (forced decoding)" if model else ", not scored (no --translator)"
         self.progress(f"{len(self.translation_files)} translation file(s) over {len(bitext_files)} bitext shard(s){scoring}")
         started = time.time()
-        loaded = self.run_units(partial_dir, elements, lambda p, marks: build_import(p, pending, translations, pairs_dir, rejects_dir, self.chunk_rows, marks),
-                                lambda marks, done: Tally(lambda: done + marks.count("pairs"), total, "translations read", "translations"), rows=total)
+        loaded = self.run_units(partial_dir, elements,
+                                lambda p, marks: build_import(p, pending, translations, pairs_dir, rejects_dir, self.chunk_rows, marks),
+                                lambda marks, done: Tally(lambda: done + marks.count("pairs"), total, "translations read", "translations"),
+                                rows=total)
         remove_plain_copies(partial_dir)
         rows, by_reason = self.finished_pairs(partial_dir, total, "translations of the bitext rows (pairs and rejects)")
         per_file = self.check_each_file(units, pairs_dir, rejects_dir)

@@ -33,12 +33,17 @@ class RunsTranslator(UsesGpu, TranslatorChoice, StageTask):
 
     keeps_partial_output = True
 
-    chunk_rows = count_parameter(default=CHUNK_ROWS, description="Sentences translated or scored together (sorted by length inside), and read from a file at once.")
+    chunk_rows = count_parameter(default=CHUNK_ROWS,
+                                 description="Sentences translated or scored together (sorted by length inside), and read from a file at once.")
     device = DEVICE
     compute_type = COMPUTE_TYPE
     threads = count_parameter(default=0, minimum=0, significant=False, description="CPU threads per worker (0: cores / DirectRunner workers).")
-    share_model = luigi.BoolParameter(default=False, significant=False, description="On the CPU too: one model per machine, shared by the worker processes (on a GPU it always is).")
-    accept_translations = luigi.Parameter(default="", significant=False, description=f"Figures of the translations' check accepted out of their bounds ({', '.join(translation_check.NAMES)}; comma-separated): the run goes on, and the summary still shows them.")
+    share_model = luigi.BoolParameter(default=False, significant=False,
+                                      description="On the CPU too: one model per machine, shared by the worker processes (on a GPU it always is).")
+    accept_translations = luigi.Parameter(default="", significant=False,
+                                          description="Figures of the translations' check accepted out of their bounds "
+                                                      f"({', '.join(translation_check.NAMES)}; comma-separated): the run goes on, and the "
+                                                      "summary still shows them.")
 
     def translator_spec(self, model: NmtModel, elements: int, options: DecodeOptions | None = None, rows: int | None = None) -> TranslatorSpec:
         """How the workers load ``model``: on the device the engine can use, the CPU's cores
@@ -50,8 +55,8 @@ class RunsTranslator(UsesGpu, TranslatorChoice, StageTask):
         TranslatorSpec.shares_model decides, --share-model asking for it on the CPU."""
         resource = self.translation_resource()
         device = self.device if resource else resolve_device(self.engine, self.device)
-        return TranslatorSpec(model, self.engine, device, self.compute_type, self._threads(device, rows, elements), options or DecodeOptions(), resource,
-                              self.share_model)
+        return TranslatorSpec(model, self.engine, device, self.compute_type, self._threads(device, rows, elements), options or DecodeOptions(),
+                              resource, self.share_model)
 
     @staticmethod
     def translation_resource() -> str:
