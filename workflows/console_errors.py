@@ -206,10 +206,9 @@ class _UsersMistakesInOneLine(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if record.exc_info == (None, None, None):
             record.exc_info = None
-        if record.exc_info:
-            error = record.exc_info[1]
-        else:
-            error = sys.exc_info()[1] if "Traceback (most recent call last)" in str(record.msg) else None
+        # the record's own error, or the one being handled when the message holds its traceback
+        in_message = "Traceback (most recent call last)" in str(record.msg)
+        error = record.exc_info[1] if record.exc_info else sys.exc_info()[1] if in_message else None
         if mistake := users_mistake(error):
             if error is self._said:
                 return False
