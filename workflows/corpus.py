@@ -57,6 +57,18 @@ from workflows.translations import TRANSLATIONS_HELP, ImportTranslations
 log = logging.getLogger("luigi-interface")
 
 
+# Systems named in a corpus's one line: a WMT corpus has 180 (one per test set and system), most
+# names repeated across language pairs.
+SYSTEMS_NAMED = 12
+
+
+def named_briefly(systems: list[str]) -> str:
+    """The distinct system names, in their first order, the first ``SYSTEMS_NAMED`` of them and how
+    many more: ``Online-A, Online-B, … and 40 more names``."""
+    names = list(dict.fromkeys(systems))
+    more = f" and {len(names) - SYSTEMS_NAMED} more names" if len(names) > SYSTEMS_NAMED else ""
+    return ", ".join(names[:SYSTEMS_NAMED]) + more
+
 class ImportParaphrases(ReadsRawFiles):
     """ParaNMT-50M release files (reference TAB back-translation TAB score) → a ``pairs`` dataset.
 
@@ -123,7 +135,7 @@ class ReadsPairs(TranslatorChoice):
         manifest = task.verified_manifest()
         check = f"; translation check: {translation_check.figures_line(manifest['translation_check'])}" if manifest.get("translation_check") else ""
         if "systems" in manifest:
-            return (f"translations made elsewhere, {len(manifest['systems'])} system(s) ({', '.join(manifest['systems'])}); "
+            return (f"translations made elsewhere, {len(manifest['systems'])} system(s) ({named_briefly(manifest['systems'])}); "
                     f"trans_score: {manifest['trans_score']}{check}")
         if "model" not in manifest:
             return "the ParaNMT-50M release (its own back-translations)"

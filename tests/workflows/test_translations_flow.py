@@ -385,3 +385,13 @@ def test_a_text_file_whose_first_line_is_a_json_object_is_text(tmp_path, inputs)
     assert result.returncode == 0, result.stdout + result.stderr
     pairs = pd.read_parquet(tmp_path / "work" / "translations" / "latest" / "pairs")
     assert '{"a": "b"}' in set(pairs.translation)
+
+
+def test_the_corpus_line_names_each_system_once_and_counts_the_names_left_out():
+    """A WMT corpus has 180 systems, one per test set and system: the console's line named all
+    180, most of them several times."""
+    from workflows.corpus import SYSTEMS_NAMED, named_briefly
+
+    assert named_briefly(["Online-B", "CUNI", "Online-B"]) == "Online-B, CUNI"
+    many = [f"system-{n % 30}" for n in range(180)]
+    assert named_briefly(many) == ", ".join(f"system-{n}" for n in range(SYSTEMS_NAMED)) + f" and {30 - SYSTEMS_NAMED} more names"
