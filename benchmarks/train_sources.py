@@ -17,13 +17,12 @@ size beyond what the model and its token ids take.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import tempfile
 from pathlib import Path
 
 from benchmarks.common import BUILD_REFPAIRS, machine, markdown_table, write_reference_pairs
-from benchmarks.size import run_sampled
+from benchmarks.size import run_sampled, trained_pairs
 
 
 def layouts(folder: Path, pairs: list[str]) -> dict[str, str]:
@@ -55,7 +54,7 @@ def main() -> None:
                 run = Path(tempfile.mkdtemp(prefix="run-", dir=folder))
                 command = ["luigi", "--module", "workflows", "TrainEncoder", "--train-data", train_data, "--epochs", "1", "--local-scheduler"]
                 wall, peak, _, code = run_sampled(command, run, dict(os.environ), args.every)
-                trained = json.loads((run / "work" / "encoders" / "latest" / "training.json").read_text())["pairs"] if not code else 0
+                trained = trained_pairs(run / "work") if not code else 0
                 rows.append([f"{size:,}", label, f"{trained:,}", f"{wall:.0f}" if not code else f"failed ({code})", f"{peak / 2**30:.2f}"])
                 print(" | ".join(rows[-1]), flush=True)
     print()
