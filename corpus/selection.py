@@ -53,6 +53,10 @@ def parse_deciles(text: str) -> tuple[int, ...]:
     return values
 
 
+# Which paraphrases of each source a selection takes (Rules.variants).
+VARIANTS = ("all", "best")
+
+
 @dataclass(frozen=True)
 class Rules:
     """A selection's rules: the deciles of one scorer, the length rule, optionally English on
@@ -72,6 +76,8 @@ class Rules:
     max_unigram_f1: float = setting(1.0, "Lexical diversity: unigram F1 of the two sides at most this (1: no rule).")
     max_kendall_tau: float = setting(1.0, "Word-order diversity: Kendall tau of the shared words at most this (1: no rule; "
                                           "a pair of fewer than two shared words has no tau and is left out by a rule).")
+    variants: str = setting("all", "Of a corpus with several paraphrases a source (--paraphrases): all of them, or best: the beam's best "
+                                   "of each (variant 0, the pair --paraphrases 1 makes).", choices=VARIANTS)
 
     def __post_init__(self):
         if AUTO in (self.scorer, self.decile):
@@ -102,6 +108,7 @@ class Rules:
         columns += ["reference_p_en", "translation_p_en"] if self.english else []
         columns += ["unigram_f1"] if self.max_unigram_f1 < 1.0 else []
         columns += ["kendall_tau"] if self.max_kendall_tau < 1.0 else []
+        columns += ["variant"] if self.variants == "best" else []
         return columns + (["pp_sim", "trigram_overlap"] if self.release_filter else [])
 
     def __call__(self, table: pa.Table) -> np.ndarray:
@@ -122,6 +129,8 @@ class Rules:
             keep &= column("unigram_f1") <= self.max_unigram_f1
         if self.max_kendall_tau < 1.0:
             keep &= column("kendall_tau") <= self.max_kendall_tau
+        if self.variants == "best":
+            keep &= column("variant") == 0
         if self.release_filter:
             pp, overlap, mean = column("pp_sim"), column("trigram_overlap"), (ref + tr) / 2
             keep &= (pp >= PP_RANGE[0]) & (pp <= PP_RANGE[1]) & (overlap <= MAX_OVERLAP)
@@ -145,6 +154,7 @@ class Rules:
         parts += [f"P(en) ≥ {self.min_p_en}"] if self.english else []
         parts += [f"unigram F1 ≤ {self.max_unigram_f1}"] if self.max_unigram_f1 < 1.0 else []
         parts += [f"Kendall tau ≤ {self.max_kendall_tau}"] if self.max_kendall_tau < 1.0 else []
+        parts += ["the beam's best paraphrase of each source"] if self.variants == "best" else []
         return ", ".join(parts)
 
 

@@ -47,7 +47,7 @@ from models.encoders import (
 from models.featurizers import SentenceBatches, featurize_batches, take
 from models.losses import choose_negatives, initial_anchors, margin_loss, regularization
 from models.ragged import RaggedFile
-from models.training_pairs import TrainingPairs, text_groups
+from models.training_pairs import TrainingPairs, negative_groups
 
 # Under "paranmt", the logger whose INFO messages (the dev scores) the workflows' console shows.
 log = logging.getLogger("paranmt.trainer")
@@ -131,8 +131,8 @@ class Trainer:
         if not isinstance(pairs, TrainingPairs):
             pairs = TrainingPairs.from_sentences(pairs)
         self.pairs, self.empty_side_pairs = pairs.count()
-        # Pairs that share a sentence (models.training_pairs.text_groups): no negatives of each other.
-        self.groups = text_groups(pairs) if self.config.group_negatives else None
+        # Siblings, and pairs that share a sentence (models.training_pairs.negative_groups): no negatives of each other.
+        self.groups = negative_groups(pairs, self.config.group_negatives)
         self.output_dir = Path(output_dir)
         self.output_dir.mkdir(parents=True, exist_ok=True)
         self.ids_dir = self.output_dir / IDS

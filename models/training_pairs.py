@@ -26,6 +26,8 @@ log = logging.getLogger("paranmt.trainer")
 # Pairs read from the training files (and featurized) at a time: the trainer never holds them all.
 READ_BATCH_ROWS = 65_536
 DEFAULT_COLUMNS = ("reference", "translation")
+# The column of a corpus's pairs that names the bitext row each translates (schemas.PAIRS).
+SIBLING_KEY = "bitext_id"
 # The seed of the draws that take a share of a source's pairs (with the source's position).
 SHARE_SEED = 20_260_301
 
@@ -33,16 +35,19 @@ SHARE_SEED = 20_260_301
 @dataclass(frozen=True)
 class PairBatch:
     """Rows of pairs: the two sides' sentences and, when the corpus has them, their ``*_tok``
-    strings (lowercased Moses tokens joined by one space: :mod:`models.featurizers`)."""
+    strings (lowercased Moses tokens joined by one space: :mod:`models.featurizers`) and the
+    bitext row each translates (``siblings``: the paraphrases of one source share it)."""
 
     sides: tuple[list[str], list[str]]
     words: tuple[list[str], list[str]] | None
+    siblings: list[str] | None = None
 
     def kept(self, rows: list[int]) -> PairBatch:
         def pick(values: list[str]) -> list[str]:
             return [values[i] for i in rows]
 
-        return PairBatch((pick(self.sides[0]), pick(self.sides[1])), None if self.words is None else (pick(self.words[0]), pick(self.words[1])))
+        return PairBatch((pick(self.sides[0]), pick(self.sides[1])), None if self.words is None else (pick(self.words[0]), pick(self.words[1])),
+                         None if self.siblings is None else pick(self.siblings))
 
 
 class TrainingPairs:
@@ -69,8 +74,11 @@ class TrainingPairs:
         files = parquet_parts(path)
         if files is None:
             return cls(lambda words: tsv_batches(path))
+        import pyarrow.parquet as pq
+
         names = checked_columns(path, files, columns)
-        return cls(lambda words: parquet_batches(files, names if words else names[:2]))
+        siblings = SIBLING_KEY if all(SIBLING_KEY in pq.read_schema(file).names for file in files) else None
+        return cls(lambda words: parquet_batches(files, names if words else names[:2], siblings))
 
     @classmethod
     def mixed(cls, sources: Sequence[tuple[Path, float]], columns: Sequence[str] = DEFAULT_COLUMNS) -> TrainingPairs:
@@ -160,25 +168,39 @@ def training_sources(spec: str) -> list[tuple[Path, float]]:
     return sources
 
 
-def text_groups(pairs: TrainingPairs) -> np.ndarray:
-    """A group id for each kept pair (in training order): pairs joined by an identical sentence
-    on either side (whitespace runs counted as one space) are one group, and so, transitively,
-    are their partners' pairs: the translations of one reference by many systems, with its
-    second reference through a translation they share, or the captions of one image. Texts are
-    compared by a 64-bit BLAKE2b of their bytes (a collision joins two groups, harmlessly)."""
+def negative_groups(pairs: TrainingPairs, by_text: bool) -> np.ndarray | None:
+    """A group id for each kept pair (in training order) whose pairs are never each other's
+    negatives while another candidate is left: the siblings of a source (pairs of one
+    ``bitext_id``, several paraphrases of one sentence) always, and with ``by_text`` pairs joined
+    by an identical sentence on either side (whitespace runs counted as one space) and so,
+    transitively, their partners' pairs: the translations of one reference by many systems, with
+    its second reference through a translation they share, or the captions of one image. None
+    when neither applies (no ``bitext_id``, no ``by_text``). Keys are compared by a 64-bit BLAKE2b
+    of their bytes (a collision joins two groups, harmlessly)."""
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
-    digests = np.fromiter(
-        (int.from_bytes(hashlib.blake2b(" ".join(text.split()).encode(), digest_size=8).digest(), "big")
-         for texts, _ in pairs.sentences(False) for text in texts),
-        dtype=np.uint64,
-    )
-    count = len(digests) // 2
-    nodes, texts = np.unique(digests, return_inverse=True)
-    edges = coo_matrix((np.ones(count, dtype=np.int8), (texts[:count], texts[count:])), shape=(len(nodes), len(nodes)))
+    def digest(kind: bytes, text: str) -> int:
+        return int.from_bytes(hashlib.blake2b(kind + " ".join(text.split()).encode(), digest_size=8).digest(), "big")
+
+    siblings = [key for batch in pairs.batches(False) for key in (batch.siblings or [None] * len(batch.sides[0]))]
+    if not by_text and not any(siblings):
+        return None
+    count = len(siblings)
+    ends: list[np.ndarray] = []
+    if by_text:
+        texts = np.fromiter((digest(b"t", text) for side, _ in pairs.sentences(False) for text in side), dtype=np.uint64)
+        ends += [texts[:count], texts[count:]]
+    if any(siblings):  # a pair of a source without bitext rows is a sibling of none
+        keys = np.fromiter((digest(b"s", key) if key is not None else digest(b"u", str(j)) for j, key in enumerate(siblings)), dtype=np.uint64)
+        ends += [keys] if by_text else [keys, keys]
+    nodes, index = np.unique(np.concatenate(ends), return_inverse=True)
+    ends_index = index.reshape(len(ends), count)
+    sources = np.concatenate([ends_index[0]] * (len(ends) - 1))
+    targets = np.concatenate(list(ends_index[1:]))
+    edges = coo_matrix((np.ones(len(sources), dtype=np.int8), (sources, targets)), shape=(len(nodes), len(nodes)))
     _, component = connected_components(edges, directed=False)
-    return component[texts[:count]].astype(np.int64)
+    return component[ends_index[0]].astype(np.int64)
 
 
 def _shared(batches: Iterator[PairBatch], share: float, number: int) -> Iterator[PairBatch]:
@@ -224,14 +246,17 @@ def checked_columns(path: Path, files: list[Path], columns: Sequence[str]) -> li
     return [*columns, *words] if all(set(words) <= set(names) for names in schemas) else list(columns)
 
 
-def parquet_batches(files: list[Path], names: list[str]) -> Iterator[PairBatch]:
+def parquet_batches(files: list[Path], names: list[str], siblings: str | None = None) -> Iterator[PairBatch]:
+    """Pairs of Parquet files: the ``names`` columns (two sides, then maybe their words) and the
+    ``siblings`` column when given."""
     from corpus.outputs import streamed_parquet
 
     for file in files:
         with streamed_parquet(file) as parquet:
-            for batch in parquet.iter_batches(READ_BATCH_ROWS, columns=names):
+            for batch in parquet.iter_batches(READ_BATCH_ROWS, columns=names + ([siblings] if siblings else [])):
                 texts = [["" if text is None else str(text) for text in batch.column(name).to_pylist()] for name in names]
-                yield PairBatch((texts[0], texts[1]), (texts[2], texts[3]) if len(texts) == 4 else None)
+                yield PairBatch((texts[0], texts[1]), (texts[2], texts[3]) if len(texts) == 4 else None,
+                                batch.column(siblings).to_pylist() if siblings else None)
 
 
 def tsv_batches(path: Path) -> Iterator[PairBatch]:

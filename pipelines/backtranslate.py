@@ -2,8 +2,10 @@
 
 Each bitext shard is read in chunks of ``chunk_rows`` rows (in the shard's id order), and a chunk
 is the unit of inference: the model handler sorts the chunk's sentences by length, batches them
-by a token budget and keeps the best beam hypothesis. Chunks depend only on the shard, so a shard
-translated twice (a retried bundle, a resumed run) gives the same rows. A shard is one element:
+by a token budget and keeps the best beam hypothesis, and with ``--paraphrases K`` up to K-1
+other variants (``models.nmt.paraphrase``), each a pair of its own (id ``<bitext id>#<variant>``),
+the candidates it dropped rejects with their reasons. Chunks depend only on the shard (a sampled
+chunk's seed too), so a shard translated twice (a retried bundle, a resumed run) gives the same rows. A shard is one element:
 the worker that translates its chunks sorts their results by id and writes them, under a
 temporary name, then renamed: a ``part-NNNNN.parquet`` in the output is always complete, and
 :func:`pipelines.translator.pending_units` lists the shards still to do. No shuffle moves the translations: the
@@ -22,10 +24,10 @@ import time
 
 import apache_beam as beam
 import pyarrow as pa
-import pyarrow.compute as pc
 
 import schemas
 from corpus.readers import Reject
+from models.nmt.paraphrase import DiversityOptions, Paraphrases, chunk_seed
 from models.nmt.translate import Translator
 from pipelines import stages
 from pipelines.batches import shard_number
@@ -36,49 +38,67 @@ from pipelines.translator import CHUNK_ROWS, TranslatorSpec, read_chunks
 from pipelines.translator_inference import with_translator
 
 log = logging.getLogger(__name__)
+# The paper's corpus: the beam's best translation of each source, nothing else.
+ONE_BEST = DiversityOptions()
 
 
 class TranslateShard:
     """A bitext shard (its path) translated, a chunk of ``chunk_rows`` rows at a time, into (chunk,
-    hypotheses) pairs; each translated chunk leaves a ``translated`` mark, so the driver counts
-    sentences as they are translated."""
+    paraphrases) pairs, as ``diversity`` says; each translated chunk leaves a ``translated`` mark,
+    so the driver counts sentences as they are translated."""
 
-    def __init__(self, chunk_rows: int, marks: Marks = UNWATCHED):
-        self.chunk_rows, self.marks = chunk_rows, marks
+    def __init__(self, chunk_rows: int, diversity: DiversityOptions, marks: Marks = UNWATCHED):
+        self.chunk_rows, self.diversity, self.marks = chunk_rows, diversity, marks
         self._translated, self._started, self._last_log = 0, 0.0, 0.0
 
-    def __call__(self, path: str, model: Translator) -> list[tuple[pa.RecordBatch, list]]:
+    def __call__(self, path: str, model: Translator) -> list[tuple[pa.RecordBatch, list[Paraphrases | None]]]:
         self._started = self._started or time.time()
         return [self._translate(chunk, model) for chunk in read_chunks(path, self.chunk_rows)]
 
-    def _translate(self, chunk: pa.RecordBatch, model: Translator) -> tuple[pa.RecordBatch, list]:
-        hypotheses = model.translate(chunk.column("foreign").to_pylist(), chunk.column("pivot").to_pylist())
+    def _translate(self, chunk: pa.RecordBatch, model: Translator) -> tuple[pa.RecordBatch, list[Paraphrases | None]]:
+        made = chunk_paraphrases(chunk, model, self.diversity)
         self._translated += chunk.num_rows
         self.marks.add("translated", chunk.num_rows)
         if time.time() - self._last_log > 30:
             self._last_log = time.time()
             rate = self._translated / max(self._last_log - self._started, 1e-9)
             log.info("this worker translated %d sentences (%.1f sentences/s)", self._translated, rate)
-        return chunk, hypotheses
+        return chunk, made
 
 
-def shard_tables(chunks: list[tuple[pa.RecordBatch, list]], system: str) -> tuple[pa.Table, pa.Table]:
+def chunk_paraphrases(chunk: pa.RecordBatch, model: Translator, diversity: DiversityOptions) -> list[Paraphrases | None]:
+    """The paraphrases of a chunk of bitext rows, sampled (where they are) with the chunk's seed."""
+    return model.paraphrase(chunk.column("foreign").to_pylist(), chunk.column("pivot").to_pylist(), chunk.column("en_tok").to_pylist(),
+                            diversity, chunk_seed(diversity.seed, chunk.column("id")[0].as_py()))
+
+
+def shard_tables(chunks: list[tuple[pa.RecordBatch, list[Paraphrases | None]]], system: str) -> tuple[pa.Table, pa.Table]:
     """One shard's ``pairs`` rows (sorted by id) and its ``rejects`` rows, from its (chunk,
-    hypotheses); ``system``: the translator's name, in each pair's ``system`` column."""
+    paraphrases); ``system``: the translator's name, in each pair's ``system`` column."""
     if not chunks:  # a bitext part left empty (every row an id read before)
         return schemas.PAIRS.empty_table(), schemas.REJECTS.empty_table()
     rows = pa.Table.from_batches([chunk for chunk, _ in chunks])
-    hypotheses = [h for _, hyps in chunks for h in hyps]
-    kept = pa.array([h is not None for h in hypotheses], pa.bool_())
-    good = [h for h in hypotheses if h is not None]
-    translated = rows.filter(kept)
-    pairs = pairs_table(translated, [h.text for h in good], [system] * len(good), [h.score for h in good],
-                        [h.n_tokens for h in good], [h.truncated for h in good])
-    dropped = rows.filter(pc.invert(kept)).to_pylist()
-    # the whole pair as raw (Reject.of would cut it to the raw text a reader keeps)
-    rejects = [Reject(row["source"], row["line"], "empty_source", f"pair {row['id']}: the foreign side has no piece",
-                      f"{row['foreign']}\t{row['en']}")
-               for row in dropped]
+    made = [p for _, paraphrases in chunks for p in paraphrases]
+    taken, ids, columns, rejects = [], [], {"variant": [], "diversity": [], "banned": [], "sibling_f1": []}, []
+    variants = []
+    for index, (row, found) in enumerate(zip(rows.select(["id", "source", "line", "foreign", "en"]).to_pylist(), made, strict=True)):
+        if found is None:
+            # the whole pair as raw (Reject.of would cut it to the raw text a reader keeps)
+            rejects.append(Reject(row["source"], row["line"], "empty_source", f"pair {row['id']}: the foreign side has no piece",
+                                  f"{row['foreign']}\t{row['en']}"))
+            continue
+        for number, (variant, f1) in enumerate(zip(found.variants, found.sibling_f1, strict=True)):
+            taken.append(index)
+            ids.append(row["id"] if number == 0 else f"{row['id']}#{number}")
+            variants.append(variant.hypothesis)
+            for name, value in (("variant", number), ("diversity", variant.made), ("banned", " ".join(variant.banned) or None),
+                                ("sibling_f1", f1)):
+                columns[name].append(value)
+        rejects += [Reject(row["source"], row["line"], drop.reason, f"pair {row['id']}, a {drop.variant.made} candidate: {drop.detail}",
+                           f"{row['foreign']}\t{drop.variant.hypothesis.text}")
+                    for drop in found.dropped]
+    pairs = pairs_table(rows.take(pa.array(taken, pa.int64())), [h.text for h in variants], [system] * len(variants),
+                        [h.score for h in variants], [h.n_tokens for h in variants], [h.truncated for h in variants], ids, columns)
     return pairs, rejects_table(rejects, stages.BACKTRANSLATE)
 
 
@@ -94,9 +114,10 @@ class WriteShard(beam.DoFn):
 
 
 def build_backtranslate(pipeline: beam.Pipeline, shard_files: list[str], pairs_dir: str, rejects_dir: str, spec: TranslatorSpec,
-                        chunk_rows: int = CHUNK_ROWS, marks: Marks = UNWATCHED):
+                        chunk_rows: int = CHUNK_ROWS, diversity: DiversityOptions = ONE_BEST, marks: Marks = UNWATCHED):
     """Add the back-translation transforms for ``shard_files``; returns the (shard, rows) written."""
+    translate = TranslateShard(chunk_rows, diversity, marks)
     return (
-        with_translator(pipeline, [(shard_number(path), path) for path in shard_files], spec, TranslateShard(chunk_rows, marks), marks)
+        with_translator(pipeline, [(shard_number(path), path) for path in shard_files], spec, translate, marks)
         | "WriteShards" >> beam.ParDo(WriteShard(pairs_dir, rejects_dir, spec.model.system))
     )

@@ -15,14 +15,22 @@ BITEXT_COLUMNS = ["id", "source", "line", "domain", "czeng_score", "pivot", "for
 
 
 def pairs_table(rows: pa.Table, translations: list[str], system: list[str], scores: list[float | None],
-                n_tokens: list[int | None], truncated: list[bool], ids: list[str] | None = None) -> pa.Table:
+                n_tokens: list[int | None], truncated: list[bool], ids: list[str] | None = None, made: dict[str, list] | None = None) -> pa.Table:
     """Bitext ``rows`` (BITEXT_COLUMNS) with a translation each, as ``pairs`` rows sorted by id:
     ``system`` says where each translation came from, ``scores`` and ``n_tokens`` are null where
-    no model scored it, ``ids`` replace the bitext's (one bitext row has several translations)."""
+    no model scored it, ``ids`` replace the bitext's (one bitext row has several translations;
+    the bitext's stays as ``bitext_id``), ``made`` gives the columns of how each was decoded
+    (``variant``, ``diversity``, ``banned``, ``sibling_f1``; none given: each is its row's only
+    translation, variant 0, made elsewhere)."""
     pairs = rows.select(["id", "source", "domain", "czeng_score", "pivot", "foreign", "en"]).rename_columns(
         ["id", "source", "domain", "czeng_score", "pivot", "foreign", "reference"])
+    pairs = pairs.append_column("bitext_id", pairs.column("id"))
     if ids is not None:
         pairs = pairs.set_column(0, "id", pa.array(ids, pa.string()))
+    count = rows.num_rows
+    made = made or {"variant": [0] * count, "diversity": [""] * count, "banned": [None] * count, "sibling_f1": [None] * count}
+    for name in ("variant", "diversity", "banned", "sibling_f1"):
+        pairs = pairs.append_column(name, pa.array(made[name], schemas.PAIRS.field(name).type))
     pairs = pairs.append_column("translation", pa.array(translations, pa.string()))
     pairs = pairs.append_column("system", pa.array(system, pa.string()))
     pairs = pairs.append_column("trans_score", pa.array(scores, pa.float64()))

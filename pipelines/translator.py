@@ -7,17 +7,20 @@ pipelines that load one, when they do).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TypeVar
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
 from corpus.outputs import reading, streamed_parquet
 from models.nmt.model import NmtModel
 from models.nmt.translate import DecodeOptions, Translator, load_translator
+from pipelines import io
 from pipelines.batches import shard_number
 from pipelines.io import dataset_files
 from pipelines.pairs import BITEXT_COLUMNS
@@ -110,3 +113,34 @@ def translation_sample(pairs_dir: str, label_of: Callable[[str], str], per_label
 def truncated_rows(pairs_dir: str) -> int:
     """Pairs whose source was cut to the model's length limit."""
     return int(sum(pq.read_table(path, columns=["truncated"]).column(0).to_numpy().sum() for path in dataset_files(pairs_dir)))
+
+
+def translated_sources(pairs_dir: str, rejects_dir: str) -> int:
+    """Bitext rows a back-translation has done: its variant-0 pairs and its sources without any
+    piece (the other variants, and the candidates it dropped, are more rows of the same sources)."""
+    firsts = sum(pc.sum(pc.equal(pq.read_table(path, columns=["variant"]).column(0), 0)).as_py() or 0 for path in dataset_files(pairs_dir))
+    return firsts + io.rejects_by_reason(rejects_dir).get("empty_source", 0)
+
+
+def variant_figures(pairs_dir: str) -> dict:
+    """What a back-translation's paraphrases are, part by part (the siblings of a source are in
+    one part): sources by their number of paraphrases, pairs and mean trans_score by how they were
+    made, and the mean of the siblings' highest unigram F1 with each other."""
+    per_source: Counter[int] = Counter()
+    made: dict[str, list[float]] = {}
+    f1_sum, f1_count = 0.0, 0
+    for path in dataset_files(pairs_dir):
+        table = pq.read_table(path, columns=["bitext_id", "diversity", "trans_score", "sibling_f1"])
+        per_source.update(Counter(table.group_by("bitext_id").aggregate([("bitext_id", "count")]).column("bitext_id_count").to_pylist()))
+        for row in table.group_by("diversity").aggregate([("trans_score", "sum"), ("trans_score", "count")]).to_pylist():
+            totals = made.setdefault(row["diversity"], [0.0, 0])
+            totals[0] += row["trans_score_sum"] or 0.0
+            totals[1] += row["trans_score_count"]
+        f1 = table.column("sibling_f1").drop_null()
+        f1_sum, f1_count = f1_sum + (pc.sum(f1).as_py() or 0.0), f1_count + len(f1)
+    return {
+        "sources_by_paraphrases": {str(k): per_source[k] for k in sorted(per_source)},
+        "pairs_by_method": {name: {"pairs": count, "mean_trans_score": round(total / count, 4) if count else None}
+                            for name, (total, count) in sorted(made.items())},
+        "mean_sibling_f1": round(f1_sum / f1_count, 4) if f1_count else None,
+    }

@@ -40,6 +40,14 @@ _PAIRS_FIELDS = [
     pa.field("translation", pa.string(), nullable=False),
     # where the translation came from: the translator's name, or a translation file's
     pa.field("system", pa.string(), nullable=False),
+    # the bitext row translated: the siblings (several paraphrases of one source) share it
+    pa.field("bitext_id", pa.string(), nullable=False),
+    # 0: the beam's best hypothesis, the one pair of the paper's method; 1…K-1: the other paraphrases
+    pa.field("variant", pa.int8(), nullable=False),
+    # how the translation was decoded (method and settings); empty for translations made elsewhere
+    pa.field("diversity", pa.string(), nullable=False),
+    pa.field("banned", pa.string()),  # the words banned while decoding it, null where none were
+    pa.field("sibling_f1", pa.float64()),  # highest unigram F1 with a sibling's translation; null without one
     # null for translations made elsewhere that no model scored
     pa.field("trans_score", pa.float64()),
     pa.field("trans_n_tokens", pa.int32()),
@@ -89,36 +97,45 @@ def _schema(name: str, version: int, fields: list[pa.Field]) -> pa.Schema:
 
 BITEXT = _schema("bitext", 3, _BITEXT_FIELDS)
 REJECTS = _schema("rejects", 1, _REJECTS_FIELDS)
-PAIRS = _schema("pairs", 4, _PAIRS_FIELDS)
+PAIRS = _schema("pairs", 5, _PAIRS_FIELDS)
 # The scores of every pair, keyed by id and in the rows' order of its pairs shard (the corpus joins
 # the two); trans_score is copied from the pairs so that every ranked score is here.
-SCORED = _schema("scored", 9, [field for field in _PAIRS_FIELDS if field.name in ("id", "trans_score")] + _SCORE_FIELDS)
-CORPUS = _schema("corpus", 9, [*_PAIRS_FIELDS, *_SCORE_FIELDS, *_DECILE_FIELDS])
+SCORED = _schema("scored", 10, [field for field in _PAIRS_FIELDS if field.name in ("id", "trans_score")] + _SCORE_FIELDS)
+CORPUS = _schema("corpus", 10, [*_PAIRS_FIELDS, *_SCORE_FIELDS, *_DECILE_FIELDS])
 # The corpus is hive-partitioned by decile_pp: that column lives in the directory names
 # (decile_pp=<d>/), so each file holds every CORPUS column but it.
-CORPUS_FILE = _schema("corpus", 9, [field for field in CORPUS if field.name != "decile_pp"])
+CORPUS_FILE = _schema("corpus", 10, [field for field in CORPUS if field.name != "decile_pp"])
 # A training selection: corpus rows in plain (unpartitioned) files.
-TRAINING = _schema("training", 9, list(CORPUS))
+TRAINING = _schema("training", 10, list(CORPUS))
 
 ALL = {"bitext": BITEXT, "rejects": REJECTS, "pairs": PAIRS, "scored": SCORED, "corpus": CORPUS, "training": TRAINING}
 
 
 # Datasets written by paranmt 0.3 (bitext/2, pairs/2, corpus/4, training/4) name the foreign side
 # ``cs`` and have no ``pivot``: read as today's, Czech pivots. Pairs written before pairs/4 (and
-# the corpus and training sets made of them) have no ``system``: read with an empty one.
+# the corpus and training sets made of them) have no ``system``: read with an empty one. Pairs
+# before pairs/5 have one pair a bitext row: each is its own row's variant 0, decoded as written.
 _RENAMED = {"cs": "foreign"}
-# name: (value, a column it is put beside, 0 before it / 1 after it)
-_ADDED = {"pivot": ("cs", "foreign", 0), "system": ("", "translation", 1)}
+# name: (its values in a table of n rows, a column it is put beside, 0 before it / 1 after it)
+_ADDED = {
+    "pivot": (lambda table: pa.array(["cs"] * table.num_rows, pa.string()), "foreign", 0),
+    "system": (lambda table: pa.array([""] * table.num_rows, pa.string()), "translation", 1),
+    "bitext_id": (lambda table: table.column("id"), "system", 1),
+    "variant": (lambda table: pa.array([0] * table.num_rows, pa.int8()), "bitext_id", 1),
+    "diversity": (lambda table: pa.array([""] * table.num_rows, pa.string()), "variant", 1),
+    "banned": (lambda table: pa.nulls(table.num_rows, pa.string()), "diversity", 1),
+    "sibling_f1": (lambda table: pa.nulls(table.num_rows, pa.float64()), "banned", 1),
+}
 
 
 def upgraded(table: pa.Table) -> pa.Table:
-    """``table`` with the columns of an older dataset (paranmt 0.3's, or pairs before pairs/4)
-    renamed and added as today's."""
+    """``table`` with the columns of an older dataset (paranmt 0.3's, pairs before pairs/4 or
+    pairs/5) renamed and added as today's."""
     names = [_RENAMED.get(name, name) if _RENAMED.get(name) not in table.column_names else name for name in table.column_names]
     table = table.rename_columns(names)
-    for name, (value, beside, after) in _ADDED.items():
-        if name not in table.column_names and beside in table.column_names:
-            table = table.add_column(table.column_names.index(beside) + after, name, pa.array([value] * table.num_rows, pa.string()))
+    for name, (values, beside, after) in _ADDED.items():
+        if name not in table.column_names and beside in table.column_names and (name != "bitext_id" or "id" in table.column_names):
+            table = table.add_column(table.column_names.index(beside) + after, name, values(table))
     return table
 
 

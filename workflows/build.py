@@ -30,11 +30,14 @@ class BuildParaNMT(WorkDirectoryTask, luigi.WrapperTask):
     translations = AssignDeciles.translations
     pp_vectors = AssignDeciles.pp_vectors
     pp_encoder = AssignDeciles.pp_encoder
+    paraphrases = AssignDeciles.paraphrases
+    diversity = AssignDeciles.diversity
 
     def requires(self):
         translator_params = without_empty(preset=self.preset, checkpoint=self.checkpoint, dict_dir=self.dict_dir,
                                           spm_model=self.spm_model, spm_target_model=self.spm_target_model, model_dir=self.model_dir)
         return AssignDeciles(inputs=self.inputs, source_language=self.source_language, translator=self.translator, nmt=translator_params,
+                             paraphrases=self.paraphrases, diversity=self.diversity,
                              **without_empty(engine=self.engine, pairs=self.pairs, translations=self.translations, pp_vectors=self.pp_vectors,
                                              pp_encoder=self.pp_encoder))
 

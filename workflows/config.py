@@ -126,16 +126,27 @@ _PARAMETER_TYPES = {"int": luigi.IntParameter, "float": luigi.FloatParameter, "s
 _NUMBER_TYPES = {"int": int, "float": float}
 
 
-def _parameter(setting_field: Field) -> luigi.Parameter:
-    """The Luigi parameter of one :func:`corpus.settings.setting` field."""
+def _parameter(setting_field: Field, for_the_corpus: bool = False) -> luigi.Parameter:
+    """The Luigi parameter of one :func:`corpus.settings.setting` field (``for_the_corpus``: set
+    once for every task that reads the corpus, SetOnceForTheCorpus)."""
     common = {"default": setting_field.default, "description": setting_field.metadata["help"], "significant": setting_field.metadata["significant"]}
     if choices := choices_of(setting_field):
-        return luigi.ChoiceParameter(choices=choices, **common)
-    if setting_field.type == "bool":
-        return luigi.BoolParameter(parsing=luigi.BoolParameter.EXPLICIT_PARSING, **common)
-    if setting_field.metadata.get("minimum") is not None:
-        return AtLeast(_NUMBER_TYPES[setting_field.type], setting_field.metadata["minimum"], **common)
-    return _PARAMETER_TYPES[setting_field.type](**common)
+        kind, common = luigi.ChoiceParameter, {**common, "choices": choices}
+    elif setting_field.type == "bool":
+        kind, common = luigi.BoolParameter, {**common, "parsing": luigi.BoolParameter.EXPLICIT_PARSING}
+    elif setting_field.metadata.get("minimum") is not None:
+        kind, common = AtLeast, {**common, "var_type": _NUMBER_TYPES[setting_field.type], "minimum": setting_field.metadata["minimum"]}
+    else:
+        kind = _PARAMETER_TYPES[setting_field.type]
+    if for_the_corpus:
+        kind = type(f"Corpus{kind.__name__}", (SetOnceForTheCorpus, kind), {})
+    return kind(**common)
+
+
+def corpus_setting(config_type: type, name: str) -> luigi.Parameter:
+    """The Luigi parameter of ``config_type``'s setting ``name`` for the tasks that read the
+    corpus (SetOnceForTheCorpus: ``[BuildParaNMT]`` in a config file sets it for all of them)."""
+    return _parameter(next(f for f in settings_of(config_type) if f.name == name), for_the_corpus=True)
 
 
 def with_settings(*config_types: type, only: tuple[str, ...] = ()) -> Callable[[type], type]:

@@ -31,6 +31,7 @@ from corpus.deciles import SCORERS
 from corpus.errors import InputError
 from corpus.outputs import read_json, read_manifest, reading
 from corpus.selection import Rules, Sample
+from models.nmt.paraphrase import DiversityOptions
 from pipelines import io, stages
 from pipelines.batches import VECTORIZED_BATCH_ROWS
 from pipelines.deciles import DEFAULT_SAMPLE, write_corpus
@@ -46,6 +47,7 @@ from workflows.config import (
     CorpusPath,
     OptionalPath,
     config_from,
+    corpus_setting,
     count_parameter,
     with_settings,
 )
@@ -110,10 +112,12 @@ class ReadsPairs(TranslatorChoice):
         "comma-separated ParaNMT release files/globs (imported first). Empty: BackTranslate.",
     )
     translations = CorpusParameter(default="", description=TRANSLATIONS_HELP)
+    paraphrases = corpus_setting(DiversityOptions, "paraphrases")
+    diversity = corpus_setting(DiversityOptions, "diversity")
 
     def pairs_params(self) -> dict:
         return {**self.input_params(), "translator": self.translator, "nmt": self.nmt, "engine": self.engine, "pairs": self.pairs,
-                "translations": self.translations}
+                "translations": self.translations, "paraphrases": self.paraphrases, "diversity": self.diversity}
 
     def pairs_task(self) -> StageTask | None:
         """The stage that writes the pairs (None when --pairs names an existing dataset)."""
@@ -122,7 +126,8 @@ class ReadsPairs(TranslatorChoice):
                 raise InputError("give --translations or --pairs, not both")
             return ImportTranslations(**self.input_params(), translations=self.translations, translator=self.translator, nmt=self.nmt)
         if not self.pairs:
-            return BackTranslate(**self.input_params(), translator=self.translator, nmt=self.nmt, **without_empty(engine=self.engine))
+            return BackTranslate(**self.input_params(), translator=self.translator, nmt=self.nmt, paraphrases=self.paraphrases,
+                                 diversity=self.diversity, **without_empty(engine=self.engine))
         if Path(self.pairs).is_dir():
             return None
         return ImportParaphrases(files=self.pairs)

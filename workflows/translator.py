@@ -114,13 +114,14 @@ class RunsTranslator(UsesGpu, TranslatorChoice, StageTask):
                              f"--{type(self).__name__}-accept-translations {figure} goes on anyway")
         return figures
 
-    def finished_pairs(self, partial_dir: Path, total: int, what: str) -> tuple[int, dict[str, int]]:
-        """The pairs written and the rejects by reason, checked to account for ``total`` (``what``)."""
+    def finished_pairs(self, partial_dir: Path, total: int, what: str, accounted: int | None = None) -> tuple[int, dict[str, int]]:
+        """The pairs written and the rejects by reason, checked to account for ``total`` (``what``):
+        ``accounted`` of them (by default the pairs and the rejects)."""
         pairs_dir, rejects_dir = str(partial_dir / "pairs"), str(partial_dir / "rejects")
         io.ensure_nonempty(pairs_dir, schemas.PAIRS)
         io.ensure_nonempty(rejects_dir, schemas.REJECTS)
         rows, rejects = io.dataset_rows(pairs_dir), io.rejects_by_reason(rejects_dir)
-        io.check_rows(self.stage, rows + sum(rejects.values()), total, what)
+        io.check_rows(self.stage, rows + sum(rejects.values()) if accounted is None else accounted, total, what)
         return rows, rejects
 
     def pairs_summary(self, model: NmtModel | None, rejects: dict, loaded: int, figures: dict[str, dict[str, float]]) -> dict:

@@ -22,11 +22,14 @@ the result is None and the caller rejects it.
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -64,6 +67,37 @@ class Hypothesis:
 
 
 @dataclass(frozen=True)
+class Sampling:
+    """Random sampling instead of the beam: from the ``topk`` most likely pieces (0: all of them),
+    within the smallest set whose probability reaches ``topp``, at ``temperature``; ``seed``
+    makes the draws of one ``Translator.search`` call the same on every run."""
+
+    topk: int
+    topp: float
+    temperature: float
+    seed: int
+
+
+@dataclass(frozen=True)
+class Search:
+    """What one search returns per source: the beam's ``hypotheses`` best (or that many samples),
+    never generating a piece sequence of ``suppressed`` (one list for every source, or one per
+    source given to ``Translator.search``)."""
+
+    hypotheses: int = 1
+    sampling: Sampling | None = None
+
+    @property
+    def rescored(self) -> bool:
+        """Whether the engine's own scores are not the model's: a sample's are under the tempered
+        and truncated distribution, and a search that suppresses pieces renormalizes without them."""
+        return self.sampling is not None
+
+
+BEST = Search()
+
+
+@dataclass(frozen=True)
 class DecodeOptions:
     """Decoding settings; the defaults are the paper's beam 12 and a generous length limit."""
 
@@ -88,9 +122,11 @@ def token_batches(lengths: list[int], budget: int) -> Iterator[slice]:
 
 
 class Translator(ABC):
-    """One loaded model: ``translate`` turns Czech sentences into best hypotheses."""
+    """One loaded model: ``translate`` turns Czech sentences into best hypotheses, ``search``
+    into several (the beam's K best, samples, with banned words) where the engine ``searches``."""
 
     engine: str
+    searches: bool = False
 
     def __init__(self, model: NmtModel, options: DecodeOptions):
         self.model, self.options = model, options
@@ -113,10 +149,20 @@ class Translator(ABC):
 
     def translate(self, texts: list[str], pivots: list[str] | None = None) -> list[Hypothesis | None]:
         """Best beam hypothesis of each sentence (None for a sentence without any piece);
-        ``pivots``: each sentence's language, for a multilingual model (its first language if None).
+        ``pivots``: each sentence's language, for a multilingual model (its first language if None)."""
+        return [found[0] if found else None for found in self.search(texts, pivots)]
+
+    def search(self, texts: list[str], pivots: list[str] | None = None, search: Search = BEST,
+               suppressed: Sequence[list[str]] = ()) -> list[list[Hypothesis] | None]:
+        """Each sentence's hypotheses as ``search`` asks, best first (None for a sentence without
+        any piece), none of them generating a target piece sequence of ``suppressed``. An engine
+        that gives only the beam's best (``searches`` false) refuses any other search in a ValueError.
 
         Every batch is handed to the engine before the first result is read, so an engine that
         decodes in the background (CTranslate2) has the next batch queued while Python detokenizes."""
+        if not self.searches and (search != BEST or suppressed):
+            raise ValueError(f"the {self.engine} engine gives the beam's best hypothesis only: several hypotheses, sampling and "
+                             "banned words need the ctranslate2 engine")
         pieces = self.codec.encode(texts)
         truncated = [len(p) > self.max_source_tokens for p in pieces]
         model = self.model
@@ -126,18 +172,33 @@ class Translator(ABC):
             for p, pivot in zip(pieces, pivots or [first] * len(pieces), strict=True)
         ]
         order = sorted((i for i, p in enumerate(pieces) if p), key=lambda i: (len(pieces[i]), i))
-        results: list[Hypothesis | None] = [None] * len(texts)
+        results: list[list[Hypothesis] | None] = [None] * len(texts)
         lengths = [len(pieces[i]) for i in order]
-        submitted = [
-            (order[batch], self.submit([pieces[i] for i in order[batch]], self.max_len(lengths[batch][-1])))
-            for batch in token_batches(lengths, self.batch_tokens)
-        ]
-        for indices, finish in submitted:
-            decoded = finish()
-            texts_out = self.codec.decode([tokens for tokens, _ in decoded])
-            for i, text, (tokens, score) in zip(indices, texts_out, decoded, strict=True):
-                results[i] = Hypothesis(text, score, len(tokens) + 1, truncated[i])
+        with self.searching(search) as submit:
+            submitted = [
+                (order[batch], submit([pieces[i] for i in order[batch]], self.max_len(lengths[batch][-1]), list(suppressed)))
+                for batch in token_batches(lengths, self.batch_tokens)
+            ]
+            for indices, finish in submitted:
+                decoded = finish()
+                texts_out = iter(self.codec.decode([tokens for found in decoded for tokens, _ in found]))
+                for i, found in zip(indices, decoded, strict=True):
+                    results[i] = [Hypothesis(next(texts_out), score, len(tokens) + 1, truncated[i]) for tokens, score in found]
         return results
+
+    @contextmanager
+    def searching(self, search: Search) -> Iterator[Callable]:
+        """The engine's ``submit(batch, max_len, suppressed)`` for one ``search`` call (an engine
+        that only gives the beam's best submits as ``submit`` does)."""
+        yield lambda batch, max_len, suppressed: self.submit(batch, max_len)
+
+    def paraphrase(self, texts: list[str], pivots: list[str], references_tok: list[str], options, seed: int) -> list:
+        """``models.nmt.paraphrase.paraphrase`` by this translator: a method, so that a model shared
+        by a machine's worker processes (served through a proxy that passes calls, not attributes)
+        runs it where it is loaded."""
+        from models.nmt.paraphrase import paraphrase
+
+        return paraphrase(self, texts, pivots, references_tok, options, seed)
 
     def translate_many(self, texts: Sequence[str], chunk_size: int = 4096, progress: bool = True) -> list[Hypothesis | None]:
         """``translate`` in chunks, with a tqdm bar for interactive use."""
@@ -178,10 +239,10 @@ class Translator(ABC):
         end-of-sentence included (the target prefix of a published model left out)."""
 
     @abstractmethod
-    def submit(self, batch: list[list[str]], max_len: int) -> Callable[[], list[tuple[list[str], float]]]:
+    def submit(self, batch: list[list[str]], max_len: int) -> Callable[[], list[list[tuple[list[str], float]]]]:
         """Start beam-searching a batch of sources (pieces, with the special tokens a published
-        model wants around them); the returned call waits for it and gives, per source, the best
-        hypothesis's pieces (no end-of-sentence, no target prefix) and score."""
+        model wants around them); the returned call waits for it and gives, per source, a list
+        with the best hypothesis's pieces (no end-of-sentence, no target prefix) and score."""
 
 
 def codec_for(model: NmtModel) -> Codec | HfCodec:
@@ -193,6 +254,7 @@ def codec_for(model: NmtModel) -> Codec | HfCodec:
 
 class Ct2Translator(Translator):
     engine = "ctranslate2"
+    searches = True
 
     def __init__(self, model: NmtModel, options: DecodeOptions, device: str = "auto",
                  compute_type: str = "auto", threads: int = 0):
@@ -201,52 +263,86 @@ class Ct2Translator(Translator):
         device = resolve_device(self.engine, device)
         if compute_type == "auto":
             compute_type = "float16" if device == "cuda" else "default"
-        self.device, self.compute_type = device, compute_type
+        self.device, self.compute_type, self.threads = device, compute_type, threads
         # On GPUs one translator holds a replica on each and spreads the queued batches over them.
-        gpus = list(range(ctranslate2.get_cuda_device_count())) if device == "cuda" else [0]
+        self.gpus = list(range(ctranslate2.get_cuda_device_count())) if device == "cuda" else [0]
         self.translator = ctranslate2.Translator(
-            model.ct2_dir, device=device, device_index=gpus, compute_type=compute_type, intra_threads=threads
+            model.ct2_dir, device=device, device_index=self.gpus, compute_type=compute_type, intra_threads=threads
         )
+        self.target_vocabulary = target_vocabulary(model.ct2_dir)
 
     def submit(self, batch, max_len):
-        model = self.model
+        return self._submit(self.translator, batch, max_len, BEST, [])
+
+    @contextmanager
+    def searching(self, search):
+        """A sampling search runs on a translator of its own, loaded with the seed set: CTranslate2
+        draws from a generator per decoding thread, seeded once when the thread first samples
+        (``set_random_seed`` reaches no thread that has sampled), so only a new translator's
+        thread makes the same draws for the same call on every run, in every worker process."""
+        translator = self.translator
+        if search.sampling is not None:
+            ctranslate2 = import_ctranslate2()
+            ctranslate2.set_random_seed(search.sampling.seed)
+            translator = ctranslate2.Translator(self.model.ct2_dir, device=self.device, device_index=self.gpus[0],
+                                                compute_type=self.compute_type, intra_threads=self.threads, inter_threads=1)
+        yield lambda batch, max_len, suppressed: self._submit(translator, batch, max_len, search, suppressed)
+
+    def _submit(self, translator, batch, max_len, search: Search, suppressed: list[list[str]]):
+        model, sampling = self.model, search.sampling
         prefix = [list(model.target_prefix)] * len(batch) if model.target_prefix else None
-        pending = self.translator.translate_batch(
-            batch, target_prefix=prefix, beam_size=self.options.beam_size, length_penalty=1.0, return_scores=True,
-            return_end_token=True, max_input_length=0, max_decoding_length=len(model.target_prefix) + max_len + 1, asynchronous=True,
+        random = {"sampling_topk": sampling.topk, "sampling_topp": sampling.topp, "sampling_temperature": sampling.temperature} if sampling else {}
+        # A sequence with a piece the model lacks is one it cannot say (CTranslate2 refuses it).
+        suppressed = [sequence for sequence in suppressed if all(piece in self.target_vocabulary for piece in sequence)]
+        pending = translator.translate_batch(
+            batch, target_prefix=prefix, beam_size=1 if sampling else self.options.beam_size, num_hypotheses=search.hypotheses,
+            suppress_sequences=suppressed or None, length_penalty=1.0, return_scores=True, return_end_token=True, max_input_length=0,
+            max_decoding_length=len(model.target_prefix) + max_len + 1, asynchronous=True, **random,
         )
-        return lambda: self._best(batch, [result.result() for result in pending], max_len)
+        return lambda: self._finished(batch, [result.result() for result in pending], max_len, search.rescored or bool(suppressed))
 
     def force(self, sources, targets):
         skip = len(self.model.target_prefix)
         scored = self.translator.score_batch(sources, [[*self.model.target_prefix, *target] for target in targets])
         return [float(np.mean(result.log_probs[skip:])) for result in scored]
 
-    def _best(self, sources, results, max_len):
-        """Each source's best hypothesis (the target prefix, a published model's language token,
-        left out: its tokens and its score are the sentence's own). One cut at the length limit is
+    def _finished(self, sources, results, max_len, rescore_all: bool):
+        """Each source's hypotheses (the target prefix, a published model's language token, left
+        out: its tokens and its score are the sentence's own). One cut at the length limit is
         rescored with end-of-sentence; so is every hypothesis of a published model, whose beam
         scores CTranslate2 normalises with the forced prefix and over a vocabulary without the
-        tokens it never generates: the rescoring is the model's own forced-decoding
-        log-probability, as the project's fairseq model's beam score is."""
-        decoded = []
+        tokens it never generates, and with ``rescore_all`` every one (a sample, a search that
+        banned pieces): the rescoring is the model's own forced-decoding log-probability, as the
+        project's fairseq model's beam score is."""
+        decoded: list[list[tuple[list[str], float]]] = []
         rescore = []
         skip = len(self.model.target_prefix)
         for index, result in enumerate(results):
-            tokens = result.hypotheses[0][skip:]
-            if tokens and tokens[-1] == EOS:
-                decoded.append((tokens[:-1], result.scores[0]))
-                if self.model.tokenizer_dir:
-                    rescore.append(index)
-            else:
-                decoded.append((tokens[:max_len], 0.0))
-                rescore.append(index)
+            found = []
+            for rank, (hypothesis, score) in enumerate(zip(result.hypotheses, result.scores, strict=True)):
+                tokens = hypothesis[skip:]
+                finished = bool(tokens) and tokens[-1] == EOS
+                found.append((tokens[:-1] if finished else tokens[:max_len], score if finished else 0.0))
+                if not finished or rescore_all or self.model.tokenizer_dir:
+                    rescore.append((index, rank))
+            decoded.append(found)
         if rescore:
-            targets = [[*self.model.target_prefix, *decoded[i][0]] for i in rescore]
-            rescored = self.translator.score_batch([sources[i] for i in rescore], targets)
-            for index, scored in zip(rescore, rescored, strict=True):
-                decoded[index] = (decoded[index][0], float(np.mean(scored.log_probs[skip:])))
+            targets = [[*self.model.target_prefix, *decoded[i][rank][0]] for i, rank in rescore]
+            rescored = self.translator.score_batch([sources[i] for i, _ in rescore], targets)
+            for (index, rank), scored in zip(rescore, rescored, strict=True):
+                decoded[index][rank] = (decoded[index][rank][0], float(np.mean(scored.log_probs[skip:])))
         return decoded
+
+
+def target_vocabulary(ct2_dir: str) -> frozenset[str]:
+    """The pieces a converted model can generate: its target vocabulary file (or the shared one),
+    JSON or one piece a line as the converter wrote it."""
+    for name in ("target_vocabulary", "shared_vocabulary"):
+        if (path := Path(ct2_dir) / f"{name}.json").exists():
+            return frozenset(json.loads(path.read_text(encoding="utf-8")))
+        if (path := Path(ct2_dir) / f"{name}.txt").exists():
+            return frozenset(path.read_text(encoding="utf-8").split("\n"))
+    raise FileNotFoundError(f"{ct2_dir}: no target_vocabulary or shared_vocabulary file")
 
 
 class FairseqTranslator(Translator):
@@ -317,7 +413,7 @@ class FairseqTranslator(Translator):
             ids = best["tokens"].tolist()
             if ids and ids[-1] == self.target_dictionary.eos():
                 ids = ids[:-1]
-            decoded.append(([self.target_dictionary[i] for i in ids], float(best["score"])))
+            decoded.append([([self.target_dictionary[i] for i in ids], float(best["score"]))])
         return decoded
 
 

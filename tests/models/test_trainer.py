@@ -210,12 +210,12 @@ def test_a_different_model_in_the_same_directory_is_refused(tmp_path):
         Trainer(paraphrases(20), tmp_path, small("trigram_avg"), TrainConfig(epochs=1))
 
 
-def test_text_groups_join_pairs_that_share_a_sentence():
-    from models.training_pairs import TrainingPairs, text_groups
+def test_negative_groups_join_pairs_that_share_a_sentence():
+    from models.training_pairs import TrainingPairs, negative_groups
 
     first = ["a", "a", "d", "e", "x  y", "x y", " ", "k"]
     second = ["b", "c", "c", "f", "g", "h", "z", "k2"]  # the blank pair (" ", "z") is left out of training
-    groups = text_groups(TrainingPairs.from_sentences((first, second))).tolist()
+    groups = negative_groups(TrainingPairs.from_sentences((first, second)), True).tolist()
     assert len(groups) == 7
     # a-b, a-c, d-c: one group through "a" and "c"; e-f alone; "x  y" and "x y" are one text; k-k2 alone
     assert groups[0] == groups[1] == groups[2] and groups[4] == groups[5]

@@ -17,7 +17,7 @@ from models.encode import load_encoder
 from models.featurizers import TrigramFeaturizer, WordFeaturizer
 from models.ragged import RaggedFile
 from models.trainer import Trainer, train_encoder
-from models.training_pairs import TrainingPairs, read_pairs, text_groups
+from models.training_pairs import TrainingPairs, negative_groups, read_pairs
 from models.vocabulary import UNK
 
 PAIRS = [("a dog runs .", "a dog is running ."), ("a cat sleeps .", "a cat is asleep ."),
@@ -209,7 +209,7 @@ def test_several_sources_with_shares_are_read_in_batches_the_same_at_every_pass(
     assert all(len(batch.sides[0]) <= 7 for batch in pairs.every_batch(False))
     assert pairs.make_up() == [{"source": str(tmp_path / "pairs"), "share": 1.0, "pairs": 20},
                                {"source": str(tmp_path / "ref.tsv"), "share": 0.5, "pairs": len(first) - 20}]
-    groups = text_groups(pairs).tolist()
+    groups = negative_groups(pairs, True).tolist()
     shared = [20 + n for n, sentence in enumerate(first[20:]) if sentence in ("s0", "s1", "s2")]  # r0..r2 on both sides
     assert shared and all(groups[row] == groups[int(first[row][1:])] for row in shared)
     with pytest.raises(InputError, match="a share is in"):

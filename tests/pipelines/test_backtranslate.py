@@ -1,5 +1,7 @@
-"""The BackTranslate Beam pipeline: one pairs row per input, the source rules, shard-level resume."""
+"""The BackTranslate Beam pipeline: one pairs row per input (or several paraphrases), the source rules, shard-level resume."""
 
+import filecmp
+import shutil
 
 import apache_beam as beam
 import pandas as pd
@@ -9,12 +11,13 @@ from nmt_fixtures import bitext_table, tiny_nmt_fixture, toy_pairs  # noqa: F401
 
 import schemas
 from corpus.ids import shard_of
+from models.nmt.paraphrase import DiversityOptions
 from models.nmt.translate import DecodeOptions
 from pipelines import io
 from pipelines.backtranslate import build_backtranslate
 from pipelines.options import pipeline_options
 from pipelines.progress import marking
-from pipelines.translator import TranslatorSpec, pending_units, translation_tally
+from pipelines.translator import TranslatorSpec, pending_units, translated_sources, translation_tally
 
 SHARDS = 3
 
@@ -104,3 +107,38 @@ def test_translation_tally_counts_marked_chunks_after_the_earlier_runs_rows(tmp_
         marks.add("translated", 16)
         marks.add("translated", 4)
         assert tally.count() == 50 and tally.total_now() == 100
+
+
+def test_several_paraphrases_are_pairs_of_their_own_known_as_siblings(bitext_dir, tmp_path, tiny_nmt):
+    one_pairs, _ = run(bitext_dir, tmp_path / "one", tiny_nmt.model)
+    diverse = DiversityOptions(paraphrases=4, diversity="parabank", meaning_floor=0.5)
+    pairs_dir, rejects_dir = run(bitext_dir, tmp_path / "four", tiny_nmt.model, diversity=diverse)
+    one, pairs = pd.read_parquet(one_pairs), pd.read_parquet(pairs_dir)
+    assert list(pairs.columns) == schemas.PAIRS.names
+    firsts = pairs[pairs.variant == 0].reset_index(drop=True)
+    # variant 0 is the pair --paraphrases 1 makes, with its siblings now
+    pd.testing.assert_frame_equal(firsts.drop(columns="sibling_f1"), one.drop(columns="sibling_f1"))
+    others = pairs[pairs.variant > 0]
+    assert len(others) >= len(firsts) // 2 and pairs.groupby("bitext_id").size().max() <= 4
+    assert (others.id == others.bitext_id + "#" + others.variant.astype(str)).all() and (firsts.id == firsts.bitext_id).all()
+    assert others.diversity.str.startswith("parabank: ").all() and (firsts.diversity == "beam 12").all()
+    assert others.banned.notna().any() and others.sibling_f1.notna().all()
+    by_source = pairs.groupby("bitext_id")
+    assert (by_source.reference.nunique() == 1).all() and (by_source.translation.nunique() == by_source.size()).all()
+    assert (pairs.groupby("bitext_id").trans_score.transform("first") - pairs.trans_score <= 0.5 + 1e-9).all()
+    rejects = pd.read_parquet(rejects_dir)
+    assert set(rejects.reason) == {"empty_source", "below_meaning_floor"}
+    assert translated_sources(pairs_dir, rejects_dir) == len(pd.read_parquet(bitext_dir))
+
+
+def test_sampled_paraphrases_are_the_same_bytes_on_a_rerun_and_a_resumed_run(bitext_dir, tmp_path, tiny_nmt):
+    sampled = DiversityOptions(paraphrases=3, diversity="sampling", seed=5)
+    first, _ = run(bitext_dir, tmp_path / "first", tiny_nmt.model, diversity=sampled)
+    resumed_dir = tmp_path / "resumed"
+    (resumed_dir / "pairs").mkdir(parents=True)
+    shutil.copy(io.part_path(first, 1), io.part_path(str(resumed_dir / "pairs"), 1))
+    again, _ = run(bitext_dir, resumed_dir, tiny_nmt.model, workers=2, diversity=sampled)
+    for name in ("part-00000.parquet", "part-00001.parquet", "part-00002.parquet"):
+        assert filecmp.cmp(f"{first}/{name}", f"{again}/{name}", shallow=False)
+    other, _ = run(bitext_dir, tmp_path / "other", tiny_nmt.model, diversity=DiversityOptions(paraphrases=3, diversity="sampling", seed=6))
+    assert not pd.read_parquet(other).translation.equals(pd.read_parquet(first).translation)

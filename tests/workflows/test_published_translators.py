@@ -76,7 +76,7 @@ def test_the_score_of_a_hypothesis_is_the_models_own_forced_decoding_log_probabi
     for limit in (1, 40):  # cut at the length limit (rescored), and ended by the model
         translator = Ct2Translator(model, DecodeOptions(beam_size=4, max_len_a=0, max_len_b=limit), device="cpu")
         sources = [[*model.source_prefix("de"), *pieces, *model.source_suffix] for pieces in translator.codec.encode(texts)]
-        for source, (hypothesis, score) in zip(sources, translator.submit(sources, limit)(), strict=True):
+        for source, [(hypothesis, score)] in zip(sources, translator.submit(sources, limit)(), strict=True):
             assert score == pytest.approx(forced_log_probability(hf_models[family], model, source, hypothesis), abs=1e-3)
             finished.add(len(hypothesis) < limit)
     assert finished == {True, False}, "both kinds of hypothesis are checked"
