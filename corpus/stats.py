@@ -113,12 +113,14 @@ def summary_record(
     rejects: Mapping[str, dict],
     translated_by: str = "",
     ranked: Sequence[str] = tuple(SCORERS),
+    made: Mapping[str, dict] | None = None,
 ) -> dict:
     """The corpus summary (summary.json): its rows (the largest count of any ranking), where it
     is (relative to the work directory, which can move), the model that made its translations,
     the PP model that scored it, the rejects of each stage before it, the scorers ranked with
     their exact cut keys (and those not ranked: ``trans`` where no model scored the
-    translations), and per scorer and decile the rows, score range and example pairs."""
+    translations), per scorer and decile the rows, score range and example pairs, and ``made``:
+    per way its pairs were made (the ``diversity`` column), their count and mean figures."""
     rows = max(counts.values(), default=0)
     return {
         "rows": rows,
@@ -133,6 +135,7 @@ def summary_record(
         "tied_deciles": {name: found for name in ranked if (found := tied_deciles(deciles.get(name, {})))},
         "cuts": {name: [cut.as_tuple() for cut in keys] for name, keys in cuts.items()},
         "deciles": deciles if rows else {},
+        "made": dict(made or {}),
     }
 
 
@@ -144,6 +147,15 @@ def tied_deciles(deciles: Mapping[str, Mapping]) -> list[int]:
     entries = {int(d): entry for d, entry in deciles.items()}
     return [d for d, entry in sorted(entries.items()) if entry["min"] == entry["max"]
             and any(entries.get(other, {}).get(side) == entry["min"] for other, side in ((d - 1, "max"), (d + 1, "min")))]
+
+
+# The columns of the summary's "how the pairs were made" table and their headings.
+DIVERSITY_FIGURES = {"unigram_f1": "unigram F1", "kendall_tau": "Kendall τ", "sibling_f1": "sibling F1", "pp_sim": "pp_sim",
+                     "trans_score": "trans_score"}
+
+
+def _figure(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
 
 
 def _model_line(model: Mapping) -> str:
@@ -166,6 +178,12 @@ def summary_markdown(summary: Mapping) -> str:
     for scorer, tied in summary.get("tied_deciles", {}).items():
         parts.append(f"Decided by ties: deciles {', '.join(map(str, tied))} of `{summary['scorers'][scorer]}` hold one score each, "
                      "shared with a neighbour: the id hash alone split them\n")
+    if made := summary.get("made"):
+        rows = [[way or "(made elsewhere)", f"{e['pairs']:,}", *(_figure(e[name]) for name in DIVERSITY_FIGURES)] for way, e in made.items()]
+        parts.append("## How the pairs were made\n\nMeans over the pairs of each way (`diversity`): against the reference (unigram F1, "
+                     "Kendall τ), among the siblings (each one's highest unigram F1 with another paraphrase of its source), meaning "
+                     "(PP similarity, translation score).\n\n"
+                     + markdown_table(["made by", "pairs", *DIVERSITY_FIGURES.values()], rows, align_right=(1, 2, 3, 4, 5, 6)))
     for scorer, column in summary["scorers"].items():
         deciles = summary["deciles"].get(scorer, {})
         rows = [[d, f"{e['rows']:,}", f"{e['min']:.4f}", f"{e['max']:.4f}"] for d, e in deciles.items()]

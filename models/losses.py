@@ -27,6 +27,9 @@ from models.encoders import Encoder
 # (M = 40, batch 100 → 8,000 candidates) at 8,000 × 512 floats, a block that stays in cache
 # and is reused by the allocator (larger blocks are fresh pages on every call).
 _SIMILARITY_ROWS = 512
+# Draws again of a random negative that is a sentence of the anchor's group (a sibling): after
+# these, the anchor's group is all that is left, or nearly.
+RANDOM_REDRAWS = 8
 
 
 def margin_loss(embeddings: Tensor, where: Tensor, margin: float) -> Tensor:
@@ -160,20 +163,33 @@ def hardest_negatives(embeddings: Tensor, side: str = "both", below_partner: boo
     return search(unit, below_partner, group_ids).cpu().numpy()
 
 
-def random_negatives(pairs: int, rng: np.random.Generator, side: str = "both") -> np.ndarray:
+def random_negatives(pairs: int, rng: np.random.Generator, side: str = "both", groups: np.ndarray | None = None) -> np.ndarray:
     """A uniformly random candidate negative (see :func:`hardest_negatives`) for each of the
-    2P pool sentences."""
+    2P pool sentences; with ``groups``, drawn again (up to RANDOM_REDRAWS times) while it is a
+    sentence of the anchor's group."""
     own = np.arange(2 * pairs)
     partner = _partners(pairs)
-    if side == "partner":  # any other pair's sentence on the partner's side
-        pick = rng.integers(0, pairs - 1, size=2 * pairs)
-        pick += pick >= own % pairs
-        return pick + np.where(own < pairs, pairs, 0)
-    low, high = np.minimum(own, partner), np.maximum(own, partner)
-    pick = rng.integers(0, 2 * pairs - 2, size=2 * pairs)
-    pick += pick >= low  # skip the two excluded slots, in increasing order
-    pick += pick >= high
-    return pick
+
+    def draw(rows: np.ndarray) -> np.ndarray:
+        if side == "partner":  # any other pair's sentence on the partner's side
+            pick = rng.integers(0, pairs - 1, size=len(rows))
+            pick += pick >= rows % pairs
+            return pick + np.where(rows < pairs, pairs, 0)
+        low, high = np.minimum(rows, partner[rows]), np.maximum(rows, partner[rows])
+        pick = rng.integers(0, 2 * pairs - 2, size=len(rows))
+        pick += pick >= low  # skip the two excluded slots, in increasing order
+        pick += pick >= high
+        return pick
+
+    picks = draw(own)
+    if groups is not None:
+        groups = np.asarray(groups)
+        for _ in range(RANDOM_REDRAWS):
+            mates = np.flatnonzero(groups[picks % pairs] == groups[own % pairs])
+            if not len(mates):
+                break
+            picks[mates] = draw(mates)
+    return picks
 
 
 def choose_negatives(
@@ -182,18 +198,18 @@ def choose_negatives(
 ) -> np.ndarray:
     """Negatives for the pool: MAX (hardest), MIX (hardest with probability 0.5, else random)
     or RAND, among the candidates ``side`` and ``below_partner`` allow (:func:`hardest_negatives`).
-    ``embeddings`` are the 2P pool sentences (side 1 rows, then side 2 rows). ``groups`` apply to
-    the hardest negatives only: a random one is a group-mate about as rarely as a group's share
-    of the pool."""
+    ``embeddings`` are the 2P pool sentences (side 1 rows, then side 2 rows). A negative is of
+    the anchor's ``groups`` only when no other candidate is left (hardest) or drawing again did
+    not find another (random)."""
     if mode not in NEGATIVE_MODES:
         raise ValueError(f"negative mode must be one of {NEGATIVE_MODES}, got {mode!r}")
     pairs = embeddings.shape[0] // 2
     if mode == "rand":
-        return random_negatives(pairs, rng, side)
+        return random_negatives(pairs, rng, side, groups)
     hardest = hardest_negatives(embeddings, side, below_partner, groups)
     if mode == "max":
         return hardest
-    return np.where(rng.random(2 * pairs) < 0.5, hardest, random_negatives(pairs, rng, side))
+    return np.where(rng.random(2 * pairs) < 0.5, hardest, random_negatives(pairs, rng, side, groups))
 
 
 def regularization(encoder: Encoder, anchors: dict[int, Tensor], lambda_c: float, lambda_w: float) -> Tensor | float:

@@ -56,6 +56,7 @@ from pipelines.progress import (
     marking,
     run_reporting,
 )
+from pipelines.stats import diversity_figures
 
 log = logging.getLogger(__name__)
 
@@ -426,7 +427,8 @@ def write_corpus(
         run_pipeline, RankingInput(tuple(scored_files), scorer_keys(ranked)), decile_ranks, out_dir, sample_size, report=report,
         then=add_corpus_write(corpus_dir, pairs_dir, examples, str(deciles_path), ranked), then_says="to write the corpus",
     )
-    summary = summary_record(counts, cuts, json.loads(deciles_path.read_text()), shown_corpus_dir, pp_model, rejects, translated_by, ranked)
+    summary = summary_record(counts, cuts, json.loads(deciles_path.read_text()), shown_corpus_dir, pp_model, rejects, translated_by, ranked,
+                             diversity_figures(dataset_files(corpus_dir)))
     Path(out_dir, "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     Path(out_dir, "summary.md").write_text(summary_markdown(summary))
     return summary

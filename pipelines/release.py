@@ -36,10 +36,10 @@ RELEASE_SYSTEM = "ParaNMT-50M release"
 
 
 def release_table(records: list[ParaphraseRecord]) -> pa.Table:
-    """``pairs`` rows of release records, both sides tokenized."""
+    """``pairs`` rows of release records, both sides tokenized (each the one pair of its row)."""
     n = len(records)
     references, translations = [r.reference for r in records], [r.translation for r in records]
-    return pa.table({
+    return schemas.upgraded(pa.table({
         "id": [r.id for r in records],
         "source": [r.source for r in records],
         "domain": [InputUnit(r.source).domain for r in records],  # the file name up to its first dot
@@ -53,7 +53,7 @@ def release_table(records: list[ParaphraseRecord]) -> pa.Table:
         "trans_n_tokens": np.zeros(n, np.int32),
         "truncated": np.zeros(n, bool),
         **token_columns(english_tokens(references), english_tokens(translations)),
-    })
+    }))
 
 
 def _raw_release(table: pa.Table) -> list[str]:

@@ -18,14 +18,15 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
 from corpus.mix import mix64
-from corpus.stats import Idf, domain_table2, table2_markdown
+from corpus.stats import DIVERSITY_FIGURES, Idf, domain_table2, table2_markdown
 from corpus.wordvec import load_word_counts
 from pipelines.batches import iter_tables
 from pipelines.progress import Marks, Report, RunPipeline, Tally, marking, run_reporting
 
 # The corpus columns Table 2 can be grouped by: the paper's source domain, and for a corpus of
-# several languages or systems (translations made elsewhere), the pivot language or the system.
-GROUPS = ("domain", "pivot", "system")
+# several languages or systems (translations made elsewhere), the pivot language or the system,
+# and for one of several paraphrases a source, how they were made.
+GROUPS = ("domain", "pivot", "system", "diversity")
 COLUMNS = ["id", "id_hash", "reference_tok", "pp_sim"]
 ALL_DOMAINS = "(all)"
 _PICK = "pick"
@@ -101,6 +102,29 @@ def pairs_per_pivot(corpus_files: list[str]) -> dict[str, int]:
         for table in iter_tables(path, ["pivot"]):
             counts.update(dict(zip(*(column.to_pylist() for column in pc.value_counts(table.column("pivot")).flatten()), strict=True)))
     return dict(sorted(counts.items()))
+
+
+# The figures of each way of making paraphrases: against the reference, among siblings, meaning.
+FIGURE_COLUMNS = tuple(DIVERSITY_FIGURES)
+
+
+def diversity_figures(corpus_files: list[str]) -> dict[str, dict]:
+    """Per ``diversity`` value (how the pairs were made): the pairs, and the mean of each of
+    FIGURE_COLUMNS over the pairs that have it (a table at a time)."""
+    sums: dict[str, Counter] = {}
+    for path in corpus_files:
+        for table in iter_tables(path, ["diversity", *FIGURE_COLUMNS]):
+            aggregated = table.group_by("diversity").aggregate([("diversity", "count")] + [(name, agg) for name in FIGURE_COLUMNS
+                                                                                           for agg in ("sum", "count")])
+            for row in aggregated.to_pylist():
+                totals = sums.setdefault(row["diversity"], Counter())
+                totals["pairs"] += row["diversity_count"]
+                for name in FIGURE_COLUMNS:
+                    totals[f"{name}_sum"] += row[f"{name}_sum"] or 0.0
+                    totals[f"{name}_count"] += row[f"{name}_count"]
+    return {made: {"pairs": totals["pairs"], **{name: round(totals[f"{name}_sum"] / totals[f"{name}_count"], 4) if totals[f"{name}_count"] else None
+                                                for name in FIGURE_COLUMNS}}
+            for made, totals in sorted(sums.items())}
 
 
 def write_corpus_stats(

@@ -50,6 +50,8 @@ class BuildParaNMT(WorkDirectoryTask, luigi.WrapperTask):
         lines = [f"ParaNMT corpus: {summary['rows']} pairs in {self.requires().corpus_dir()}",
                  f"  translations: {summary['translated_by']}",
                  f"  summary with score ranges and example pairs: {summary_dir / 'summary.md'}"]
+        if len(made := summary.get("made", {})) > 1:
+            lines.append("  made by: " + ", ".join(f"{way or '(elsewhere)'} {entry['pairs']}" for way, entry in made.items()))
         for stage, rejects in summary["rejects"].items():
             reasons = ", ".join(f"{reason} {count}" for reason, count in sorted(rejects["by_reason"].items())) or "none"
             lines.append(f"  rejected at {stage}: {rejects['total']} ({reasons})")

@@ -422,7 +422,8 @@ class CorpusStats(StageTask):
     per_domain = count_parameter(default=100_000, description="Sentences sampled per group (the paper: 100k per domain).")
     group_by = luigi.ChoiceParameter(default="domain", choices=GROUPS,
                                      description="The column Table 2 has a column for each value of: the source domain (the paper's), the "
-                                                 "pivot language or the system (translations made elsewhere).")
+                                                 "pivot language or the system (translations made elsewhere), or how the pairs were "
+                                                 "made (diversity: --paraphrases).")
 
     def requires(self):
         return self.clone(AssignDeciles)

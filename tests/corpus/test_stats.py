@@ -57,7 +57,7 @@ def test_summary_record_counts_the_largest_ranking_and_keeps_deciles_only_with_r
     record = summary_record({"pp": 3, "trans": 2}, {"pp": [Key(0.5, 7)], "trans": []}, deciles, "work/corpus/x/corpus", model, rejects,
                             ranked=("pp", "trans"))
     assert list(record) == ["rows", "corpus_dir", "translated_by", "pp_model", "rejects", "scorers", "not_ranked", "unranked_rows",
-                            "tied_deciles", "cuts", "deciles"]  # summary.json's order
+                            "tied_deciles", "cuts", "deciles", "made"]  # summary.json's order
     assert record["not_ranked"] == {name: column for name, column in SCORERS.items() if name not in ("pp", "trans")}
     assert record["unranked_rows"] == {"trans": 1} and record["tied_deciles"] == {}
     assert record["rows"] == 3 and record["cuts"] == {"pp": [(0.5, 7)], "trans": []} and record["scorers"] == {"pp": "pp_sim", "trans": "trans_score"}

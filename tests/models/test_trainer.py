@@ -2,6 +2,8 @@
 best-checkpoint selection, pretrained vectors, and the saved model's round trip."""
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 import torch
 from scipy.stats import pearsonr
@@ -246,3 +248,36 @@ def test_group_negatives_give_the_negative_choice_each_pool_pairs_group(tmp_path
     seen.clear()
     Trainer((references, second), tmp_path / "plain", small(), TrainConfig(epochs=1, batch_size=5, megabatch=4)).run()
     assert seen == [None, None]
+
+
+@pytest.mark.parametrize("mode", ["max", "mix", "rand"])
+def test_siblings_are_never_each_others_negatives(tmp_path, monkeypatch, mode):
+    """A corpus of several paraphrases a source (one bitext_id): without --group-negatives too,
+    no anchor's negative is a sentence of its source's other pairs."""
+    import models.trainer as trainer
+    from models.training_pairs import TrainingPairs
+
+    seen = []
+    choose = trainer.choose_negatives
+
+    def recording(embeddings, negatives, rng, side, below_partner, groups=None):
+        chosen = choose(embeddings, negatives, rng, side, below_partner, groups)
+        seen.append((groups, chosen))
+        return chosen
+
+    monkeypatch.setattr(trainer, "choose_negatives", recording)
+    first, second = paraphrases(40, seed=3)
+    sources = [f"src-{i // 4}" for i in range(40)]  # four paraphrases a source, the same reference
+    references = [first[i // 4] for i in range(40)]
+    pq.write_table(pa.table({"reference": references, "translation": second, "bitext_id": sources}), tmp_path / "pairs.parquet")
+    config = TrainConfig(epochs=1, batch_size=5, megabatch=4, negatives=mode)
+    Trainer(TrainingPairs.from_path(tmp_path / "pairs.parquet"), tmp_path / "model", small(), config).run()
+    pools = plan_pools(plan_epoch(40, 5, config.seed, 0), 4, 0, 0)
+    assert len(seen) == len(pools) == 2
+    for (groups, chosen), pool in zip(seen, pools, strict=True):
+        members = np.concatenate(pool)
+        size = len(members)
+        source_of = members // 4
+        anchors = np.arange(2 * size)
+        assert (groups[:, None] == groups[None, :]).tolist() == (source_of[:, None] == source_of[None, :]).tolist()
+        assert (source_of[chosen % size] != source_of[anchors % size]).all()

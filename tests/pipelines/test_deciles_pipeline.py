@@ -46,10 +46,11 @@ def scored_table(n, seed=0):
 
 
 def write_shards(table, directory, shards, schema):
-    """``schema``'s columns of the rows, to shard blake2b(id) mod shards, as the upstream stages write them."""
+    """``schema``'s columns of the rows, to shard blake2b(id) mod shards, as the upstream stages write them
+    (each row the one pair of its bitext row where the table does not say: ``schemas.upgraded``)."""
     shard_of = np.array([id_hash(i) % shards for i in table.column("id").to_pylist()])
     for shard in range(shards):
-        write_part(table.filter(pa.array(shard_of == shard)).select(schema.names), schema, str(directory), shard)
+        write_part(schemas.upgraded(table.filter(pa.array(shard_of == shard))).select(schema.names), schema, str(directory), shard)
     return dataset_files(str(directory))
 
 

@@ -111,7 +111,7 @@ def test_diversity_rules_select_what_they_say(tmp_path, table):
 
 
 def test_top_half_by_translation_score(tmp_path, table):
-    pairs = table.select(schemas.PAIRS.names)
+    pairs = schemas.upgraded(table).select(schemas.PAIRS.names)
     files = write_shards(pairs, tmp_path / "pairs", 3, schemas.PAIRS)
     counts = select_top_half(run_in_process, files, str(tmp_path / "top"), str(tmp_path))
     top = pd.read_parquet(tmp_path / "top")

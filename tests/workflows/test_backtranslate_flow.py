@@ -35,7 +35,8 @@ def test_a_given_checkpoint_skips_training_and_back_translation_writes_pairs(lui
     manifest = read_manifest(task.output_dir)
     assert manifest["engine"] == "ctranslate2" and manifest["device"] == "cpu"
     assert len(manifest["model_fingerprint"]) == 32
-    assert manifest["rows"] == {"pairs": 60, "truncated": 0} and manifest["rejects"]["total"] == 0
+    assert manifest["rows"] == {"pairs": 60, "sources": 60, "truncated": 0} and manifest["rejects"]["total"] == 0
+    assert manifest["paraphrases"]["sources_by_paraphrases"] == {"1": 60} and manifest["paraphrases"]["diversity"] is None
     assert manifest["translated_this_run"] == 60 and manifest["sentences_per_second"] > 0
     assert manifest["models_loaded_this_run"] == 1
     pairs = pd.read_parquet(task.output_dir / "pairs")
@@ -64,6 +65,42 @@ def test_build_paranmt_passes_the_given_model_and_engine_to_back_translation(tin
     back_translations = [task for task in walk(build) if isinstance(task, BackTranslate)]
     assert back_translations and all(
         task.nmt == given(tiny_nmt) and task.engine == "fairseq" and task.inputs == "x.gz" for task in back_translations)
+
+
+def test_build_paranmt_passes_the_paraphrases_to_back_translation_and_every_reader_of_the_corpus(tiny_nmt):
+    build = BuildParaNMT(inputs="x.gz", paraphrases=5, diversity="constrained", **given(tiny_nmt))
+    tasks = list(walk(build))
+    back_translations = [task for task in tasks if isinstance(task, BackTranslate)]
+    assert back_translations and all(task.paraphrases == 5 and task.diversity == "constrained" for task in back_translations)
+    one = {task.task_id for task in walk(BuildParaNMT(inputs="x.gz", **given(tiny_nmt))) if isinstance(task, BackTranslate)}
+    assert one.isdisjoint(task.task_id for task in back_translations)
+
+
+def test_several_paraphrases_on_the_fairseq_engine_stop_in_one_line(luigi_workdir, tmp_path, tiny_nmt):
+    inputs = czeng_file(tmp_path / "toy.train.gz", toy_pairs(10, seed=4))
+    task = BackTranslate(inputs=inputs, nmt=given(tiny_nmt), engine="fairseq", paraphrases=3)
+    failures = []
+    task.on_failure = lambda error, original=task.on_failure: failures.append(original(error)) or failures[-1]
+    assert not luigi.build([task], local_scheduler=True, log_level="WARNING")
+    assert len(failures) == 1 and "--engine ctranslate2" in failures[0] and "\n" not in failures[0]
+
+
+def test_a_corpus_of_several_paraphrases_end_to_end(luigi_workdir, tmp_path, tiny_nmt):
+    """BackTranslate with --paraphrases through scoring, deciles and the summary: every pair of
+    every variant is ranked, the summary compares the methods, a rerun rebuilds nothing."""
+    inputs = czeng_file(tmp_path / "toy.train.gz", toy_pairs(80, seed=9))
+    build = BuildParaNMT(inputs=inputs, paraphrases=3, diversity="parabank", **given(tiny_nmt))
+    assert luigi.build([build], local_scheduler=True, log_level="WARNING")
+    back = next(task for task in walk(build) if isinstance(task, BackTranslate))
+    pairs = pd.read_parquet(back.output_dir / "pairs")
+    corpus = pd.read_parquet(build.requires().corpus_dir())
+    assert len(corpus) == len(pairs) > 80 and set(corpus.id) == set(pairs.id)
+    assert (corpus.groupby("bitext_id").variant.min() == 0).all() and corpus.bitext_id.nunique() == 80
+    summary = json.loads((build.requires().output_dir / "summary.json").read_text())
+    assert summary["made"]["beam 12"]["pairs"] == 80 and sum(entry["pairs"] for entry in summary["made"].values()) == len(pairs)
+    assert "How the pairs were made" in (build.requires().output_dir / "summary.md").read_text()
+    manifest = read_manifest(back.output_dir)
+    assert manifest["rows"]["sources"] == 80 and sum(manifest["paraphrases"]["sources_by_paraphrases"].values()) == 80
 
 
 def walk(task):

@@ -60,15 +60,15 @@ def toy_pairs_table() -> pa.Table:
 
 
 def pairs_table(references: list[str], translations: list[str], trans_score, rng) -> pa.Table:
-    """A ``pairs`` dataset's rows of these texts and translation scores."""
+    """A ``pairs`` dataset's rows of these texts and translation scores (each its bitext row's one pair)."""
     n = len(references)
-    return pa.table({
+    return schemas.upgraded(pa.table({
         "id": [f"{'news' if i % 3 else 'subtitlesM'}-b1-{i:05d}" for i in range(n)], "source": ["demo.gz"] * n,
         "domain": ["news" if i % 3 else "subtitlesM" for i in range(n)], "czeng_score": rng.random(n),
         "pivot": ["cs"] * n, "foreign": [f"věta {i}" for i in range(n)], "reference": references, "translation": translations, "system": ["test"] * n,
         "trans_score": trans_score, "trans_n_tokens": np.full(n, 9, np.int32), "truncated": np.zeros(n, bool),
         **token_columns(english_tokens(references), english_tokens(translations)),
-    })
+    }))
 
 
 def shards_of(table: pa.Table, count: int) -> list[pa.Table]:
@@ -84,9 +84,11 @@ def pairs_dir(tmp_path):
     return str(tmp_path / "pairs")
 
 
+# The columns pairs/5 added: how a pair was decoded and its siblings.
+PAIRS_5_COLUMNS = ("bitext_id", "variant", "diversity", "banned", "sibling_f1")
 # A pairs dataset as paranmt 0.3 wrote it (pairs/2): the foreign side named ``cs``, no ``pivot``.
 PAIRS_0_3 = pa.schema([pa.field("cs", pa.string(), nullable=False) if field.name == "foreign" else field
-                       for field in schemas.PAIRS if field.name != "pivot"], metadata={schemas.VERSION_KEY: b"pairs/2"})
+                       for field in schemas.PAIRS if field.name not in ("pivot", *PAIRS_5_COLUMNS)], metadata={schemas.VERSION_KEY: b"pairs/2"})
 
 
 @pytest.fixture

@@ -155,11 +155,14 @@ def test_a_named_translator_scores_each_translation_by_forced_decoding(luigi_wor
     assert manifest["trans_score"].startswith("forced decoding by") and manifest["models_loaded_this_run"] == 1
 
 
-def test_pairs_written_before_the_system_column_read_with_an_empty_one():
+def test_pairs_written_before_the_system_column_read_with_an_empty_one_and_as_their_rows_only_pair():
     old = pa.table({"id": ["x-1"], "pivot": ["cs"], "foreign": ["Ahoj."], "reference": ["Hi."], "translation": ["Hello."], "trans_score": [-0.5]})
     upgraded = schemas.upgraded(old)
-    assert upgraded.column_names == ["id", "pivot", "foreign", "reference", "translation", "system", "trans_score"]
-    assert upgraded.column("system").to_pylist() == [""]
+    assert upgraded.column_names == ["id", "pivot", "foreign", "reference", "translation", "system", "bitext_id", "variant", "diversity",
+                                     "banned", "sibling_f1", "trans_score"]
+    assert upgraded.column("system").to_pylist() == [""] and upgraded.column("bitext_id").to_pylist() == ["x-1"]
+    assert upgraded.select(["variant", "diversity", "banned", "sibling_f1"]).to_pylist() == [
+        {"variant": 0, "diversity": "", "banned": None, "sibling_f1": None}]
 
 
 @pytest.mark.slow

@@ -1,0 +1,97 @@
+"""What several paraphrases a source cost: sentences per second per core of each --diversity method
+against the one-best translation (the baseline, measured first and again last in the same run).
+
+Rows, one model, one thread (a core), the same sources and references:
+  * 1-best: ``Translator.translate``, beam 12, the paper's corpus;
+  * nbest, sampling, constrained, parabank: ``Translator.paraphrase`` with ``--paraphrases K``
+    (models.nmt.paraphrase), the time of every search and rescoring it makes, and the pairs it
+    keeps per source;
+  * 1-best again: the baseline's drift over the run (another process on the machine shows here).
+The goals (issue 67): nbest at K = 5 at most 1.3 × the 1-best's time, parabank at most 3 ×.
+
+Sources: ``--pairs FOREIGN::ENGLISH`` (line-aligned files), else newstest2021 (cs, its reference A)
+when ../shared/data is there, else the demo corpus. Model: ``--model`` (a folder with ``nmt.json``
+from ConvertTranslator or ImportTranslator), by default the newest ``<workdir>/nmt-ct2/latest``,
+built from the demo corpus if missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import os
+import time
+from pathlib import Path
+
+from benchmarks.backtranslate import default_model
+from benchmarks.common import machine, markdown_table
+
+SHARED = Path(os.environ.get("PARANMT_SHARED_DATA", "../shared/data"))
+WMT21 = (SHARED / "csen" / "wmt21" / "newstest2021.cs-en.src.cs", SHARED / "csen" / "wmt21" / "newstest2021.cs-en.ref.A.en")
+
+
+def source_pairs(pairs: str, count: int) -> tuple[list[str], list[str], str]:
+    """(foreign sentences, their English references, where they come from): the first ``count``."""
+    if pairs or WMT21[0].exists():
+        foreign, english = (Path(p) for p in pairs.split("::")) if pairs else WMT21
+        rows = list(zip(foreign.read_text(encoding="utf-8").splitlines(), english.read_text(encoding="utf-8").splitlines(), strict=True))
+        where = f"{foreign.name} / {english.name}"
+    else:
+        from workflows.ingest import demo_corpus
+
+        with gzip.open(demo_corpus(), "rt", encoding="utf-8") as handle:
+            rows = [tuple(line.rstrip("\n").split("\t")[2:4]) for line in handle]
+        where = "the demo corpus"
+    rows = [(cs, en) for cs, en in rows if cs.strip() and en.strip()][:count]
+    return [cs for cs, _ in rows], [en for _, en in rows], where
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", type=Path, help="a translator folder with nmt.json (default: <workdir>/nmt-ct2/latest)")
+    parser.add_argument("--workdir", type=Path, default=Path("work"))
+    parser.add_argument("--pairs", default="", help="FOREIGN_FILE::ENGLISH_FILE, line-aligned")
+    parser.add_argument("--sentences", type=int, default=1000)
+    parser.add_argument("--paraphrases", type=int, default=5)
+    parser.add_argument("--methods", default="nbest,sampling,constrained,parabank")
+    parser.add_argument("--compute-type", default="int8", help="CTranslate2 compute type (int8: what configs/csen-more.cfg uses)")
+    parser.add_argument("--threads", type=int, default=1, help="CPU threads of the translator (1: the rate per core)")
+    args = parser.parse_args()
+
+    from corpus.text import english_tokens
+    from models.nmt.model import NmtModel
+    from models.nmt.paraphrase import DiversityOptions
+    from models.nmt.translate import load_translator
+
+    model = NmtModel.load(args.model or default_model(args.workdir))
+    texts, references, where = source_pairs(args.pairs, args.sentences)
+    references_tok = english_tokens(references)
+    translator = load_translator(model, compute_type=args.compute_type, threads=args.threads)
+    translator.translate(texts[:8])  # first-call set-up (allocators, kernels) is not throughput
+
+    def one_best() -> list:
+        started = time.perf_counter()
+        translator.translate(texts)
+        return ["1-best (baseline)", time.perf_counter() - started, len(texts), 1.0]
+
+    rows = [one_best()]
+    for method in args.methods.split(","):
+        options = DiversityOptions(paraphrases=args.paraphrases, diversity=method)
+        started = time.perf_counter()
+        made = translator.paraphrase(texts, ["cs"] * len(texts), references_tok, options, seed=1)
+        seconds = time.perf_counter() - started
+        kept = sum(len(found.variants) for found in made if found)
+        rows.append([f"{method}, K = {args.paraphrases}", seconds, kept, kept / len(texts)])
+    rows.append(one_best())
+    rows[-1][0] = "1-best again (drift)"
+    baseline = rows[0][1]
+    table = [[name, seconds, len(texts) / seconds / args.threads, seconds / baseline, pairs, per_source]
+             for name, seconds, pairs, per_source in rows]
+    print(f"# Paraphrases: cost per method ({machine()})\n")
+    print(f"{len(texts)} sources of {where}; model {model.name or 'the project'}'s {model.ct2_dir}; CTranslate2 {args.compute_type}, "
+          f"{args.threads} thread(s), beam {translator.options.beam_size}\n")
+    print(markdown_table(["method", "seconds", "sources/s per core", "× 1-best", "pairs", "pairs per source"], table))
+
+
+if __name__ == "__main__":
+    main()
