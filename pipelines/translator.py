@@ -90,8 +90,9 @@ def translation_tally(marks: Marks, total: int, already: int) -> Tally:
 
 def translation_sample(pairs_dir: str, label_of: Callable[[str], str], per_label: int) -> dict[str, tuple[list[str], list[str]]]:
     """About ``per_label`` (source, translation) pairs of each translator of a pairs dataset
-    (``label_of(part)``: the translator that wrote a part), spread over its parts (each gives its
-    first rows, a fair share of its translator's), in memory."""
+    (``label_of(part)``: the translator that wrote a part), and of each other way it made
+    paraphrases (``made_label``), spread over its parts (each gives its first rows, a fair share
+    of its translator's), in memory."""
     files = dataset_files(pairs_dir)
     parts_of: dict[str, int] = {}
     for path in files:
@@ -101,13 +102,23 @@ def translation_sample(pairs_dir: str, label_of: Callable[[str], str], per_label
         label = label_of(path)
         with reading(path), FileSystems.open(path) as handle:
             batch = next(streamed_parquet(handle).iter_batches(batch_size=max(100, -(-per_label // parts_of[label])),
-                                                               columns=["foreign", "translation"]), None)
-        sources, translations = sample.setdefault(label, ([], []))
-        if batch is not None:
-            room = per_label - len(sources)
-            sources += batch.column("foreign").to_pylist()[:room]
-            translations += batch.column("translation").to_pylist()[:room]
+                                                               columns=["foreign", "translation", "diversity"]), None)
+        if batch is None:
+            sample.setdefault(label, ([], []))
+            continue
+        for source, translation, made in zip(*(batch.column(name).to_pylist() for name in ("foreign", "translation", "diversity")), strict=True):
+            sources, translations = sample.setdefault(made_label(label, made), ([], []))
+            if len(sources) < per_label:
+                sources.append(source)
+                translations.append(translation)
     return sample
+
+
+def made_label(system: str, made: str) -> str:
+    """What the translation check calls a translator's paraphrases made other than by the beam's
+    best (``made``: the ``diversity`` column), so that a method that writes garbage or copies is
+    judged on its own: the system's name, with the method after it."""
+    return system if not made or made.startswith("beam ") else f"{system} ({made})"
 
 
 def truncated_rows(pairs_dir: str) -> int:

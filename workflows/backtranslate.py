@@ -13,6 +13,7 @@ from models.nmt.translate import DecodeOptions
 from pipelines import stages
 from pipelines.translator import (
     TranslatorSpec,
+    made_label,
     pending_units,
     read_chunks,
     translated_sources,
@@ -76,11 +77,15 @@ class BackTranslate(RunsTranslator):
         translator = spec.load()
         made = chunk_paraphrases(chunk, translator, config_from(self, DiversityOptions))
         del translator
-        kept = [(source, variant.hypothesis.text) for source, found in zip(sources, made, strict=True) if found is not None
-                for variant in found.variants]
-        if kept:
-            figures = translation_check.translation_figures([s for s, _ in kept], [t for _, t in kept])
-            self.judged({spec.model.system: figures}, f"translation check of the first {len(kept)} translations")
+        by_method: dict[str, tuple[list[str], list[str]]] = {}
+        for source, found in zip(sources, made, strict=True):
+            for variant in found.variants if found is not None else []:
+                pairs = by_method.setdefault(made_label(spec.model.system, variant.made), ([], []))
+                pairs[0].append(source)
+                pairs[1].append(variant.hypothesis.text)
+        if by_method:
+            figures = {label: translation_check.translation_figures(*pairs) for label, pairs in by_method.items()}
+            self.judged(figures, f"translation check of the first {len(sources)} sentences")
 
     def build(self, partial_dir: Path) -> dict:
         # RunInference imports torch: loaded when the stage runs, not by every command (tests/workflows/test_import_cost.py)
