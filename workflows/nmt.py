@@ -182,6 +182,11 @@ class TrainSentencePiece(ReadsBitext, StageTask):
         return {"vocab_size": sizes}
 
 
+class CollapsedTranslator(InputError):
+    """The model a training keeps says one sentence for every source, copies or loops: nothing
+    is built from it (a one-line error, as any input's that cannot work)."""
+
+
 @with_settings(fairseq_train.TrainConfig)
 class TrainTranslator(UsesGpu, ReadsBitext, WritesNmtModel):
     """Binarize the bitext and train a cs→en Transformer with fairseq (or take a given checkpoint).
@@ -196,6 +201,10 @@ class TrainTranslator(UsesGpu, ReadsBitext, WritesNmtModel):
     valid_size = luigi.IntParameter(default=3000, description="About this many pairs (by id hash) are held out for validation.")
     device = DEVICE
     fairseq_args = luigi.Parameter(default="", description="Extra fairseq-train arguments, e.g. '--update-freq 4'.")
+    accept_collapse = luigi.BoolParameter(default=False, significant=False,
+                                          description="Keep a trained model whose translations at the validation of the kept checkpoint are "
+                                                      "not a translator's (the collapse watch: one sentence for every source, copies, "
+                                                      "loops); the run otherwise stops there, its checkpoints kept.")
     # A given model (GIVEN_MODEL_PARAMETERS): what --translator FOLDER sets (model_dir), hidden from --help.
     checkpoint = AbsolutePath(default="", visibility=HIDDEN,
                               description="Deprecated (--translator FOLDER): an existing fairseq cs→en checkpoint: skip training and use it.")
@@ -255,9 +264,7 @@ class TrainTranslator(UsesGpu, ReadsBitext, WritesNmtModel):
         self.progress(f"training preset {config.preset} on {device}: {counts['train']} pairs, {counts['valid']} for validation")
         checkpoint = fairseq_train.train(data_dir, partial_dir / "checkpoints", config, spm_task.joint, self._on_fairseq_line)
         watched = collapse_watch.history(partial_dir / "checkpoints")
-        if watched and (faults := collapse_watch.out_of_bounds(watched[-1])):
-            log.warning("%s: at its last validation the model's translations are not a translator's (%s), e.g. %r",
-                        self.stage, ", ".join(faults), watched[-1]["examples"][0]["translation"])
+        self._check_collapse(checkpoint, watched, config.preset)
         NmtModel(
             str(checkpoint.relative_to(partial_dir)), str(data_dir.relative_to(partial_dir)),
             str(spm_paths["cs"]), str(spm_paths["en"]), config.max_positions, config.max_positions,
@@ -266,6 +273,20 @@ class TrainTranslator(UsesGpu, ReadsBitext, WritesNmtModel):
         return {"device": device, "preset": config.preset, "pairs": counts, "checkpoint": checkpoint.name,
                 "watch": [{key: value for key, value in entry.items() if key != "examples"} for entry in watched],
                 "watch_examples": watched[-1]["examples"] if watched else []}
+
+    def _check_collapse(self, checkpoint: Path, watched: list[dict], preset: str) -> None:
+        """CollapsedTranslator in one line when the collapse watch's figures at the kept
+        checkpoint's validation are out of bounds (a warning with --accept-collapse)."""
+        kept = collapse_watch.record_of(watched, fairseq_train.checkpoint_updates(checkpoint)) if watched else None
+        if kept is None or not (faults := collapse_watch.out_of_bounds(kept)):
+            return
+        said = (f"{checkpoint.name} (update {kept['updates']}) is not a translator: {', '.join(faults)} on the collapse watch's "
+                f"{kept['sentences']} validation sentences, e.g. {kept['examples'][0]['translation']!r}")
+        if self.accept_collapse:
+            log.warning("%s: %s; kept (--accept-collapse)", self.stage, said)
+            return
+        raise CollapsedTranslator(f"{said}. Train another recipe (this one: --preset {preset}; a lower --lr, more updates) or on more "
+                                  f"data; its checkpoints stay in {checkpoint.parent}, and --TrainTranslator-accept-collapse keeps it")
 
     def _binarized(self, partial_dir: Path, spm_paths: dict[str, Path], max_positions: int) -> tuple[Path, dict]:
         """Binarize once: the pair counts are written, then data-bin is renamed into place."""

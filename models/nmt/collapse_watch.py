@@ -83,6 +83,13 @@ def out_of_bounds(entry: dict) -> list[str]:
     return [f"{bound.name} {entry[bound.name]}" for bound in translation_check.out_of_bounds(entry)]
 
 
+def record_of(history_records: list[dict], updates: int) -> dict | None:
+    """The record of the validation at ``updates`` (a checkpoint's update count), else the last
+    one before it; None when none was made by then."""
+    before = [entry for entry in history_records if entry["updates"] <= updates]
+    return before[-1] if before else None
+
+
 def message(entry: dict) -> str:
     """The watch's log line for a record."""
     line = (f"epoch {entry['epoch']:03d} | num_updates {entry['updates']} | distinct {entry['distinct']} | "

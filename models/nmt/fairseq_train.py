@@ -100,6 +100,15 @@ AUTO_PRESETS = {"cuda": ((20_000, "tiny"), (1_000_000, "small")),
                 "cpu": ((20_000, "tiny"), (1_000_000, "compact"))}
 
 
+def checkpoint_updates(checkpoint: str | Path) -> int:
+    """The updates a fairseq checkpoint was saved after (its last optimizer record's)."""
+    os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+    import torch
+
+    state = torch.load(checkpoint, map_location="cpu", weights_only=False, mmap=True)
+    return int(state["optimizer_history"][-1]["num_updates"])
+
+
 def preset_for(pairs: int, device: str = "cuda") -> str:
     """The preset "auto" means for a corpus of ``pairs`` training pairs trained on ``device``."""
     return next((preset for limit, preset in AUTO_PRESETS[device] if pairs < limit), "base")

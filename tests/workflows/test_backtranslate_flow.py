@@ -122,8 +122,10 @@ def test_fairseq_engine_gives_the_same_pairs_as_ctranslate2(luigi_workdir, tmp_p
 
 def test_training_through_luigi_then_back_translation(luigi_workdir, tmp_path):
     inputs = czeng_file(tmp_path / "toy.train.gz", toy_pairs(200, seed=9))
-    train = TrainTranslator(inputs=inputs, preset="tiny", max_epoch=2)
-    build = BackTranslate(inputs=inputs, nmt={"preset": "tiny", "max_epoch": 2}, beam_size=2, accept_translations=ACCEPT_ALL)
+    # two epochs of 200 pairs make no translator: the plumbing is what is tested
+    train = TrainTranslator(inputs=inputs, preset="tiny", max_epoch=2, accept_collapse=True)
+    build = BackTranslate(inputs=inputs, nmt={"preset": "tiny", "max_epoch": 2, "accept_collapse": True}, beam_size=2,
+                          accept_translations=ACCEPT_ALL)
     assert luigi.build([build], local_scheduler=True, log_level="WARNING")
     manifest = read_manifest(train.output_dir)
     assert manifest["device"] == "cpu" and manifest["pairs"]["train"] + manifest["pairs"]["valid"] == 200
@@ -149,3 +151,20 @@ def test_newstest2021_sources_end_to_end_and_evaluation(luigi_workdir, tiny_nmt)
     scores = read_manifest(evaluation.output_dir)["scores"]
     assert scores["newstest2021.cs-en.hyp.CUNI-Transformer2018.en"]["bleu"] > 20
     assert (evaluation.output_dir / "report.md").exists()
+
+
+def test_a_collapsed_translator_stops_the_run_in_one_line_and_is_kept_only_when_accepted(luigi_workdir, tmp_path):
+    """The toy language's collapsing recipe (tests/models/test_collapse_watch.py): its kept
+    checkpoint says one sentence for every source, so nothing is built from it."""
+    inputs = czeng_file(tmp_path / "toy.train.gz", toy_pairs(2000, seed=1))
+    recipe = {"inputs": inputs, "preset": "tiny", "max_epoch": 8, "lr": 1e-2, "warmup_updates": 30}
+    task = TrainTranslator(**recipe)
+    failures = []
+    task.on_failure = lambda error, original=task.on_failure: failures.append(original(error)) or failures[-1]
+    assert not luigi.build([task], local_scheduler=True, log_level="WARNING")
+    assert len(failures) == 1 and "\n" not in failures[0], failures
+    assert "is not a translator: distinct" in failures[0] and "--TrainTranslator-accept-collapse" in failures[0]
+    assert not task.complete() and list(luigi_workdir.glob("nmt-train/.*.partial/checkpoints/checkpoint_best.pt"))
+    accepted = TrainTranslator(**recipe, accept_collapse=True)
+    assert accepted.output_dir == task.output_dir  # a judgement, not what the model is
+    assert luigi.build([accepted], local_scheduler=True, log_level="WARNING") and accepted.complete()
