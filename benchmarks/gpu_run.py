@@ -397,7 +397,7 @@ def training_summary(task) -> dict:
 def evaluate(inputs: str, out: Path, files: dict[str, str]) -> dict:
     from workflows.nmt import EvaluateTranslator
 
-    task = EvaluateTranslator(inputs=inputs, nmt={"model_dir": str(out)}, engine="fairseq",
+    task = EvaluateTranslator(inputs=inputs, translator=str(out), engine="fairseq",
                               **{name: files[name] for name in ("source", "reference", "baseline")})
     build([task])
     return json.loads((task.output_dir / "_SUCCESS").read_text())
@@ -440,7 +440,7 @@ def backtranslate(inputs: list[str], out: Path, workdir: Path, sizes: Sizes, dev
     started = time.time()
     fit = min(sentences_that_fit(engine, seconds_left(), sizes), len(pairs))
     translated = write_pairs(sample(pairs, fit), workdir / f"backtranslate-{fit}", "sentences")
-    task = BackTranslate(inputs=translated, nmt={"model_dir": str(out)}, engine="fairseq")
+    task = BackTranslate(inputs=translated, translator=str(out), engine="fairseq")
     build([task])
     manifest = json.loads((task.output_dir / "_SUCCESS").read_text())
     return {"inputs": translated, "translated": fit, "of": len(pairs), "seconds": time.time() - started, "engine": engine,
@@ -451,7 +451,7 @@ def corpus(inputs: str, out: Path) -> dict:
     """ScorePairs and AssignDeciles on the back-translated pairs; the corpus into DIR as Parquet."""
     from workflows.build import BuildParaNMT
 
-    task = BuildParaNMT(inputs=inputs, model_dir=str(out), engine="fairseq")
+    task = BuildParaNMT(inputs=inputs, translator=str(out), engine="fairseq")
     build([task])
     summary = json.loads((task.requires().output_dir / "summary.json").read_text())
     summary["files"] = [path.name for path in write_parquet_parts(task.requires().corpus_dir(), out, "corpus")]

@@ -100,7 +100,8 @@ def model_files(folder: Path) -> list[Path]:
     if not parts:
         missing.insert(0, f"{CHECKPOINT} or {CHECKPOINT}.part-*")
     if missing:
-        raise InputError(f"--model-dir {folder}: no {', '.join(missing)} (a folder from python -m benchmarks gpu_run)")
+        raise InputError(f"--translator {folder}: no {', '.join(missing)} (a fairseq model folder: a checkpoint, whole or in parts "
+                         "as python -m benchmarks gpu_run writes it, its dictionaries and sentencepiece models)")
     return [*parts, *(folder / name for name in wanted)]
 
 
