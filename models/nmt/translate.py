@@ -80,9 +80,7 @@ class Sampling:
 
 @dataclass(frozen=True)
 class Search:
-    """What one search returns per source: the beam's ``hypotheses`` best (or that many samples),
-    never generating a piece sequence of ``suppressed`` (one list for every source, or one per
-    source given to ``Translator.search``)."""
+    """What one search returns per source: the beam's ``hypotheses`` best, or that many samples."""
 
     hypotheses: int = 1
     sampling: Sampling | None = None
@@ -90,7 +88,7 @@ class Search:
     @property
     def rescored(self) -> bool:
         """Whether the engine's own scores are not the model's: a sample's are under the tempered
-        and truncated distribution, and a search that suppresses pieces renormalizes without them."""
+        and truncated distribution (so are a search's that bans pieces: renormalized without them)."""
         return self.sampling is not None
 
 
