@@ -56,6 +56,10 @@ class DiversityOptions:
                         minimum=0)
     banned_words: int = setting(2, "Constrained: content words of the reference each other variant may not say (longest first; "
                                    "variant 1 bans the first ones, variant 2 the next, …).", minimum=1)
+    constrained_beam: int = setting(4, "Constrained: the beam of each search that bans words (a search a variant: a narrower beam than "
+                                       "the 1-best's keeps their cost near one 1-best translation in all).", minimum=1)
+    parabank_constraints: int = setting(2, "Parabank: the constrained searches of a source (sets of banned words) among its candidates.",
+                                        minimum=0)
     cluster_f1: float = setting(0.7, "Parabank: candidates whose unigram F1 with a kept paraphrase reaches this say the same thing "
                                      "(one cluster, one kept).", minimum=0)
     meaning_floor: float = setting(1.0, "A variant whose trans_score (mean log-probability per token) is more than this below its "
@@ -68,7 +72,7 @@ class DiversityOptions:
             "nbest": f"nbest beam {beam}",
             "sampling": f"sampling top-k {self.sampling_topk} top-p {self.sampling_topp:g} temperature {self.sampling_temperature:g} "
                         f"seed {self.seed}",
-            "constrained": f"constrained beam {beam}, {self.banned_words} banned",
+            "constrained": f"constrained beam {self.constrained_beam}, {self.banned_words} banned",
         }[method]
         return made if method == "beam" or self.diversity != "parabank" else f"parabank: {made}"
 
@@ -134,8 +138,9 @@ def _add_constrained(translator: Translator, texts: list[str], pivots: list[str]
     """A beam search per set of banned words of each source (``corpus.paraphrases.banned_sets``),
     in groups that share their banned words (``corpus.paraphrases.compatible_groups``): one
     engine call per group, batched, not one per sentence."""
+    sets = min(options.paraphrases - 1, options.parabank_constraints) if options.diversity == "parabank" else options.paraphrases - 1
     searches = [(i, banned) for i, tokens in enumerate(references_tok) if best[i]
-                for banned in paraphrases.banned_sets(tokens, options.paraphrases - 1, options.banned_words)]
+                for banned in paraphrases.banned_sets(tokens, sets, options.banned_words)]
     if not searches:
         return
     words = sorted({word for _, banned in searches for word in banned})
@@ -146,7 +151,8 @@ def _add_constrained(translator: Translator, texts: list[str], pivots: list[str]
     for group in paraphrases.compatible_groups([banned for _, banned in searches], [said[i] for i, _ in searches], GROUP_SEARCHES):
         banned_here = sorted({word for member in group for word in searches[member][1]})
         suppressed = [pieces[form] for word in banned_here for form in forms[word] if pieces[form]]
-        found = translator.search([texts[searches[m][0]] for m in group], [pivots[searches[m][0]] for m in group], BEST, suppressed)
+        found = translator.search([texts[searches[m][0]] for m in group], [pivots[searches[m][0]] for m in group],
+                                  Search(beam=options.constrained_beam), suppressed)
         for member, hypotheses in zip(group, found, strict=True):
             i, banned = searches[member]
             candidates[i] += [Variant(h, options.label("constrained", translator.options.beam_size), banned) for h in hypotheses or []]

@@ -80,10 +80,16 @@ class Sampling:
 
 @dataclass(frozen=True)
 class Search:
-    """What one search returns per source: the beam's ``hypotheses`` best, or that many samples."""
+    """What one search returns per source: the ``hypotheses`` best of a beam of ``beam`` (0: the
+    translator's beam size), or that many samples."""
 
     hypotheses: int = 1
     sampling: Sampling | None = None
+    beam: int = 0
+
+    def width(self, beam_size: int) -> int:
+        """Hypotheses decoded side by side per source (``beam_size``: the translator's)."""
+        return self.hypotheses if self.sampling else self.beam or beam_size
 
     @property
     def rescored(self) -> bool:
@@ -143,7 +149,11 @@ class Translator(ABC):
     @property
     def batch_tokens(self) -> int:
         """The token budget of a decoder batch: a GPU needs larger batches than a CPU to stay busy."""
-        return self.options.batch_tokens or default_batch_tokens(self.device, self.options.beam_size)
+        return self.batch_budget(BEST)
+
+    def batch_budget(self, search: Search) -> int:
+        """The token budget of a decoder batch of ``search`` (the CPU's is for its hypotheses)."""
+        return self.options.batch_tokens or default_batch_tokens(self.device, search.width(self.options.beam_size))
 
     def translate(self, texts: list[str], pivots: list[str] | None = None) -> list[Hypothesis | None]:
         """Best beam hypothesis of each sentence (None for a sentence without any piece);
@@ -175,7 +185,7 @@ class Translator(ABC):
         with self.searching(search) as submit:
             submitted = [
                 (order[batch], submit([pieces[i] for i in order[batch]], self.max_len(lengths[batch][-1]), list(suppressed)))
-                for batch in token_batches(lengths, self.batch_tokens)
+                for batch in token_batches(lengths, self.batch_budget(search))
             ]
             for indices, finish in submitted:
                 decoded = finish()
@@ -293,7 +303,7 @@ class Ct2Translator(Translator):
         # A sequence with a piece the model lacks is one it cannot say (CTranslate2 refuses it).
         suppressed = [sequence for sequence in suppressed if all(piece in self.target_vocabulary for piece in sequence)]
         pending = translator.translate_batch(
-            batch, target_prefix=prefix, beam_size=1 if sampling else self.options.beam_size, num_hypotheses=search.hypotheses,
+            batch, target_prefix=prefix, beam_size=1 if sampling else search.beam or self.options.beam_size, num_hypotheses=search.hypotheses,
             suppress_sequences=suppressed or None, length_penalty=1.0, return_scores=True, return_end_token=True, max_input_length=0,
             max_decoding_length=len(model.target_prefix) + max_len + 1, asynchronous=True, **random,
         )

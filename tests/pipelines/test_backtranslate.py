@@ -155,13 +155,13 @@ def test_each_way_of_making_paraphrases_is_checked_on_its_own(tmp_path):
     rows = bitext.take(pa.array([i // 2 for i in range(120)]))
     foreign, english = rows.column("foreign").to_pylist(), rows.column("en").to_pylist()
     copies = [cs if i % 2 else en for i, (cs, en) in enumerate(zip(foreign, english, strict=True))]
-    made = {"variant": [i % 2 for i in range(120)], "diversity": ["constrained beam 12, 2 banned" if i % 2 else "beam 12" for i in range(120)],
+    made = {"variant": [i % 2 for i in range(120)], "diversity": ["constrained beam 4, 2 banned" if i % 2 else "beam 12" for i in range(120)],
             "banned": [None] * 120, "sibling_f1": [None] * 120}
     ids = [f"{pair_id}#1" if i % 2 else pair_id for i, pair_id in enumerate(rows.column("id").to_pylist())]
     pairs = pairs_table(rows, copies, ["own model"] * 120, [-1.0] * 120, [5] * 120, [False] * 120, ids, made)
     io.write_part(pairs, schemas.PAIRS, str(tmp_path / "pairs"), 0)
     sample = translation_sample(str(tmp_path / "pairs"), lambda _: "own model", 1000)
-    assert sorted(sample) == ["own model", "own model (constrained beam 12, 2 banned)"]
+    assert sorted(sample) == ["own model", "own model (constrained beam 4, 2 banned)"]
     figures = {label: translation_check.translation_figures(*pairs) for label, pairs in sample.items()}
-    assert figures["own model"]["copies"] == 0 and figures["own model (constrained beam 12, 2 banned)"]["copies"] == 1
+    assert figures["own model"]["copies"] == 0 and figures["own model (constrained beam 4, 2 banned)"]["copies"] == 1
     assert translation_check.broken_translator(figures, set())[0] == "copies"
