@@ -104,6 +104,7 @@ class Sizes:
     min_train_seconds: float = 5.0  # fairseq's clock, however late the training starts
     backtranslate_range: tuple[int, int] = (2000, 0)  # sentences at least, at most (0: as many as fit)
     accept_translations: str = ""  # the translation check's figures accepted (BackTranslate --accept-translations)
+    accept_collapse: bool = False  # a model the collapse watch finds broken kept (TrainTranslator --accept-collapse)
 
 
 REAL = Sizes("compact", 8000, 16, 0, 5000, PLAN_BATCH_TOKENS, PLAN_CHUNK_ROWS, {"word_avg": 800, "bilstm_avg": 200, "word_avg-cpu": 80})
@@ -114,9 +115,10 @@ REAL = Sizes("compact", 8000, 16, 0, 5000, PLAN_BATCH_TOKENS, PLAN_CHUNK_ROWS, {
 # sentences back-translated (so the sample path runs too; 2 pairs per decile), M = 1 and 2 timed
 # Word Avg updates for the encoders. A model trained for 60 updates does not translate, so the
 # rehearsal accepts every figure of the translation check (corpus.translation_check), which the
-# real call enforces: there a translator that says one sentence stops the backtranslate step.
+# real call enforces: there a translator that says one sentence stops the backtranslate step (and
+# one the collapse watch finds broken at its kept checkpoint, the train step).
 TINY = Sizes("tiny", 4000, 2, 4, 4, 0, 4096, {"word_avg": 2, "bilstm_avg": 1, "word_avg-cpu": 2}, 1, 60, 90.0, (20, 20),
-             ",".join(translation_check.NAMES))
+             ",".join(translation_check.NAMES), accept_collapse=True)
 
 
 class BudgetSpent(KeyboardInterrupt):
@@ -370,7 +372,7 @@ def train(inputs: str, sizes: Sizes, seconds: float, tiny: bool) -> dict:
 
     stop_hours = max(seconds - TRAIN_OVERHEAD_S["tiny" if tiny else "gpu"], sizes.min_train_seconds) / 3600
     task = TrainTranslator(inputs=inputs, preset=sizes.preset, valid_size=2000, max_update=sizes.max_update,
-                           fairseq_args=f"--stop-time-hours {stop_hours:.6f}")
+                           fairseq_args=f"--stop-time-hours {stop_hours:.6f}", accept_collapse=sizes.accept_collapse)
     build([task])
     return {"task": task, "summary": training_summary(task)}
 

@@ -31,11 +31,14 @@ from workflows.translator import RunsTranslator
 # is checked on its output, seconds later).
 FIRST_CHECK_SENTENCES = 200
 FIRST_CHECK_FACTOR = 10
+# The settings that say which corpus is meant (one of several paraphrases a source, and how made):
+# every task that reads the corpus takes them, set once under [BuildParaNMT].
+CORPUS_DIVERSITY = ("paraphrases", "diversity")
 # Variants per source at most: ``variant`` is an int8.
 MOST_PARAPHRASES = 100
 
 
-@with_settings(DecodeOptions, DiversityOptions)
+@with_settings(DecodeOptions, DiversityOptions, for_the_corpus=CORPUS_DIVERSITY)
 class BackTranslate(RunsTranslator):
     """Translate every bitext shard with beam search (RunInference) into the ``pairs`` dataset,
     with --paraphrases K up to K variants of each source (models.nmt.paraphrase).

@@ -143,23 +143,17 @@ def _parameter(setting_field: Field, for_the_corpus: bool = False) -> luigi.Para
     return kind(**common)
 
 
-def corpus_setting(config_type: type, name: str) -> luigi.Parameter:
-    """The Luigi parameter of ``config_type``'s setting ``name`` for the tasks that read the
-    corpus (SetOnceForTheCorpus: ``[BuildParaNMT]`` in a config file sets it for all of them)."""
-    return _parameter(next(f for f in settings_of(config_type) if f.name == name), for_the_corpus=True)
-
-
-def with_settings(*config_types: type, only: tuple[str, ...] = ()) -> Callable[[type], type]:
+def with_settings(*config_types: type, only: tuple[str, ...] = (), for_the_corpus: tuple[str, ...] = ()) -> Callable[[type], type]:
     """Class decorator: every setting of each config dataclass (or the ``only`` ones) becomes a
     Luigi parameter of the task, with the dataclass's default and help text (one declaration
-    per setting)."""
+    per setting); those named in ``for_the_corpus`` say which corpus is meant (SetOnceForTheCorpus)."""
 
     def add(task_type: type) -> type:
         for config_type in config_types:
             for setting_field in settings_of(config_type):
                 if only and setting_field.name not in only:
                     continue
-                parameter = _parameter(setting_field)
+                parameter = _parameter(setting_field, setting_field.name in for_the_corpus)
                 parameter.__set_name__(task_type, setting_field.name)  # what a class body does
                 setattr(task_type, setting_field.name, parameter)
         return task_type

@@ -31,7 +31,6 @@ from corpus.deciles import SCORERS
 from corpus.errors import InputError
 from corpus.outputs import read_json, read_manifest, reading
 from corpus.selection import Rules, Sample
-from models.nmt.paraphrase import DiversityOptions
 from pipelines import io, stages
 from pipelines.batches import VECTORIZED_BATCH_ROWS
 from pipelines.deciles import DEFAULT_SAMPLE, write_corpus
@@ -47,7 +46,6 @@ from workflows.config import (
     CorpusPath,
     OptionalPath,
     config_from,
-    corpus_setting,
     count_parameter,
     with_settings,
 )
@@ -112,8 +110,8 @@ class ReadsPairs(TranslatorChoice):
         "comma-separated ParaNMT release files/globs (imported first). Empty: BackTranslate.",
     )
     translations = CorpusParameter(default="", description=TRANSLATIONS_HELP)
-    paraphrases = corpus_setting(DiversityOptions, "paraphrases")
-    diversity = corpus_setting(DiversityOptions, "diversity")
+    paraphrases = BackTranslate.paraphrases
+    diversity = BackTranslate.diversity
 
     def pairs_params(self) -> dict:
         return {**self.input_params(), "translator": self.translator, "nmt": self.nmt, "engine": self.engine, "pairs": self.pairs,

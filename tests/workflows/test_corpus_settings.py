@@ -42,7 +42,7 @@ def ingest_of(task: luigi.Task) -> IngestBitext:
 def test_the_settings_that_name_the_corpus_are_the_inputs_the_translator_and_the_given_pairs():
     assert {"inputs", "source_language", "translator", "nmt", "pairs", "translations", "pp_vectors", "pp_encoder"} <= CORPUS_SETTINGS
     assert {name for name, _ in BuildParaNMT.get_params()} & CORPUS_SETTINGS == {"inputs", "source_language", "translator", "pairs", "translations",
-                                                                                 "pp_vectors", "pp_encoder"}
+                                                                                 "pp_vectors", "pp_encoder", "paraphrases", "diversity"}
 
 
 def test_every_task_that_takes_a_corpus_setting_reads_it_from_the_one_section():
