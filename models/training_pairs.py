@@ -9,6 +9,7 @@ rows, once per pass (counting, fitting the featurizers, featurizing), and keeps 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -175,7 +176,7 @@ def negative_groups(pairs: TrainingPairs, by_text: bool) -> np.ndarray | None:
     by an identical sentence on either side (whitespace runs counted as one space) and so,
     transitively, their partners' pairs: the translations of one reference by many systems, with
     its second reference through a translation they share, or the captions of one image. None
-    when neither applies (no ``bitext_id``, no ``by_text``). Keys are compared by a 64-bit BLAKE2b
+    when neither applies (no two pairs of one ``bitext_id``, no ``by_text``). Keys are compared by a 64-bit BLAKE2b
     of their bytes (a collision joins two groups, harmlessly)."""
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
@@ -183,16 +184,22 @@ def negative_groups(pairs: TrainingPairs, by_text: bool) -> np.ndarray | None:
     def digest(kind: bytes, text: str) -> int:
         return int.from_bytes(hashlib.blake2b(kind + " ".join(text.split()).encode(), digest_size=8).digest(), "big")
 
-    siblings = [key for batch in pairs.batches(False) for key in (batch.siblings or [None] * len(batch.sides[0]))]
-    if not by_text and not any(siblings):
-        return None
-    count = len(siblings)
+    def sibling_keys() -> Iterator[int]:  # a pair of a source without bitext rows is a sibling of none
+        for batch in pairs.batches(False):
+            for key in batch.siblings or [None] * len(batch.sides[0]):
+                yield digest(b"s", key) if key is not None else digest(b"u", str(next(unique)))
+
+    unique = itertools.count()
+    keys = np.fromiter(sibling_keys(), dtype=np.uint64)
+    siblings = len(np.unique(keys)) < len(keys)
+    if not by_text and not siblings:
+        return None  # every pair its own source (a 1-best corpus): no group to keep apart
+    count = len(keys)
     ends: list[np.ndarray] = []
     if by_text:
         texts = np.fromiter((digest(b"t", text) for side, _ in pairs.sentences(False) for text in side), dtype=np.uint64)
         ends += [texts[:count], texts[count:]]
-    if any(siblings):  # a pair of a source without bitext rows is a sibling of none
-        keys = np.fromiter((digest(b"s", key) if key is not None else digest(b"u", str(j)) for j, key in enumerate(siblings)), dtype=np.uint64)
+    if siblings:
         ends += [keys] if by_text else [keys, keys]
     nodes, index = np.unique(np.concatenate(ends), return_inverse=True)
     ends_index = index.reshape(len(ends), count)

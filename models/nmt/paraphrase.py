@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from corpus import paraphrases
 from corpus.settings import setting
 from corpus.text import english_tokens
-from models.nmt.translate import BEST, Hypothesis, Sampling, Search, Translator
+from models.nmt.search import BEST, Hypothesis, Sampling, Search, Searcher
 
 METHODS = ("nbest", "sampling", "constrained", "parabank")
 # Constrained searches that share one list of banned words at most: the longer the list, the more
@@ -112,7 +112,7 @@ def chunk_seed(seed: int, first_id: str) -> int:
     return int.from_bytes(hashlib.blake2b(f"{seed}\t{first_id}".encode(), digest_size=4).digest(), "big")
 
 
-def paraphrase(translator: Translator, texts: list[str], pivots: list[str], references_tok: list[str], options: DiversityOptions,
+def paraphrase(translator: Searcher, texts: list[str], pivots: list[str], references_tok: list[str], options: DiversityOptions,
                seed: int) -> list[Paraphrases | None]:
     """Each source's paraphrases (None for a source without any piece), as ``options`` say;
     ``seed``: the chunk's (``chunk_seed``)."""
@@ -133,7 +133,7 @@ def paraphrase(translator: Translator, texts: list[str], pivots: list[str], refe
             for hypotheses, found in zip(best_first, candidates, strict=True)]
 
 
-def _add_constrained(translator: Translator, texts: list[str], pivots: list[str], references_tok: list[str], best: list[list[Hypothesis] | None],
+def _add_constrained(translator: Searcher, texts: list[str], pivots: list[str], references_tok: list[str], best: list[list[Hypothesis] | None],
                      options: DiversityOptions, candidates: list[list[Variant]]) -> None:
     """A beam search per set of banned words of each source (``corpus.paraphrases.banned_sets``),
     in groups that share their banned words (``corpus.paraphrases.compatible_groups``): one

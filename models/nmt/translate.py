@@ -37,7 +37,9 @@ from tqdm.auto import tqdm
 from corpus.settings import setting
 from models.nmt.devices import import_ctranslate2, resolve_device
 from models.nmt.model import NmtModel
+from models.nmt.paraphrase import DiversityOptions, Paraphrases, paraphrase
 from models.nmt.published import HfCodec
+from models.nmt.search import BEST, Hypothesis, Search
 from models.nmt.spm import Codec
 
 EOS = "</s>"
@@ -56,49 +58,6 @@ def default_batch_tokens(device: str, beam_size: int) -> int:
 
 
 ENGINES = ("ctranslate2", "fairseq")
-
-
-@dataclass(frozen=True)
-class Hypothesis:
-    text: str
-    score: float
-    n_tokens: int
-    truncated: bool
-
-
-@dataclass(frozen=True)
-class Sampling:
-    """Random sampling instead of the beam: from the ``topk`` most likely pieces (0: all of them),
-    within the smallest set whose probability reaches ``topp``, at ``temperature``; ``seed``
-    makes the draws of one ``Translator.search`` call the same on every run."""
-
-    topk: int
-    topp: float
-    temperature: float
-    seed: int
-
-
-@dataclass(frozen=True)
-class Search:
-    """What one search returns per source: the ``hypotheses`` best of a beam of ``beam`` (0: the
-    translator's beam size), or that many samples."""
-
-    hypotheses: int = 1
-    sampling: Sampling | None = None
-    beam: int = 0
-
-    def width(self, beam_size: int) -> int:
-        """Hypotheses decoded side by side per source (``beam_size``: the translator's)."""
-        return self.hypotheses if self.sampling else self.beam or beam_size
-
-    @property
-    def rescored(self) -> bool:
-        """Whether the engine's own scores are not the model's: a sample's are under the tempered
-        and truncated distribution (so are a search's that bans pieces: renormalized without them)."""
-        return self.sampling is not None
-
-
-BEST = Search()
 
 
 @dataclass(frozen=True)
@@ -200,12 +159,11 @@ class Translator(ABC):
         that only gives the beam's best submits as ``submit`` does)."""
         yield lambda batch, max_len, suppressed: self.submit(batch, max_len)
 
-    def paraphrase(self, texts: list[str], pivots: list[str], references_tok: list[str], options, seed: int) -> list:
+    def paraphrase(self, texts: list[str], pivots: list[str], references_tok: list[str], options: DiversityOptions,
+                   seed: int) -> list[Paraphrases | None]:
         """``models.nmt.paraphrase.paraphrase`` by this translator: a method, so that a model shared
         by a machine's worker processes (served through a proxy that passes calls, not attributes)
         runs it where it is loaded."""
-        from models.nmt.paraphrase import paraphrase
-
         return paraphrase(self, texts, pivots, references_tok, options, seed)
 
     def translate_many(self, texts: Sequence[str], chunk_size: int = 4096, progress: bool = True) -> list[Hypothesis | None]:

@@ -6,7 +6,8 @@ from nmt_fixtures import tiny_nmt_fixture, toy_pairs  # noqa: F401 - the tiny_nm
 from corpus.paraphrases import unigram_f1
 from corpus.text import english_tokens
 from models.nmt.paraphrase import DiversityOptions
-from models.nmt.translate import Sampling, Search, load_translator
+from models.nmt.search import Sampling, Search
+from models.nmt.translate import load_translator
 
 
 @pytest.fixture(scope="module")
