@@ -47,7 +47,7 @@ class Provenance:
     """The facts at the top of an experiment page (all plain values, for report.json)."""
 
     created: datetime
-    code: Mapping  # workflows.base.CODE_VERSION
+    code: Mapping  # workflows.base.RELEASE
     revision: str  # git commit of the code ("" when not in a git checkout)
     command: str  # the luigi command that rebuilds this output (options that differ from their defaults)
     output: str  # the experiment's output directory, relative to the work directory

@@ -2,10 +2,11 @@
 
 A stage writes into ``<workdir>/<stage>/.<fingerprint>.partial`` and renames it to
 ``<workdir>/<stage>/<fingerprint>`` only when complete, so a killed run leaves nothing that
-looks finished and a rerun resumes at the first incomplete stage. The fingerprint hashes the
-code version (package and schema versions), the task's significant parameters, its input files (path and
-a hash of the contents) and its upstream stages' fingerprints: change any of them and the stage
-is recomputed into a new directory, the old result stays. ``<workdir>/<stage>/latest`` points at
+looks finished and a rerun resumes at the first incomplete stage. The fingerprint hashes what
+shapes the output (StageTask.identity): the code the stage runs (its definitions' syntax trees and
+its libraries' versions, not the package's version), its significant parameters, its input files'
+contents and its upstream stages' fingerprints: change any of them and the stage is recomputed
+into a new directory, the old result stays; change nothing it runs and it is reused. ``<workdir>/<stage>/latest`` points at
 the output of the most recent run that built or found it complete. A lock per
 output (``<workdir>/.locks/``) makes a second run on the same work directory wait for the first
 instead of building the same output beside it.
@@ -47,6 +48,7 @@ from pipelines.options import ROWS_PER_WORKER, pipeline_options
 from pipelines.progress import RunPipeline
 from pipelines.worker_hangs import one_line_if_a_worker_dies
 from workflows.central_scheduler import WorkDirectoryTask, work_directory_digest
+from workflows.code_identity import CodeIdentity, code_identity
 from workflows.config import AbsolutePath, paranmt
 from workflows.console import STAGES as log
 from workflows.console import interrupted, log_level
@@ -60,16 +62,15 @@ from workflows.fingerprints import (
     input_versions,
     paths_as_contents,
 )
+from workflows.previous_release import adopt_previous_release
 
 # The keys every manifest has (StageTask._build_into): a stage's summary (what build returns) may
 # not use them, or one key would mean two things and one of them would be lost.
-MANIFEST_OWN_KEYS = frozenset({"stage", "task_id", "fingerprint", "code", "parameters", "input_files", "upstream", "seconds", "files"})
-# Part of every fingerprint: an output built by another release of the code, or with another
-# version of a dataset schema, is never reused (bump the package version when outputs change).
-# "inputs": how an input is known; "content" (since 0.4: its name as the data records it and its
-# bytes, not its path), so outputs of 0.3, which knew inputs by path, are built once again.
-CODE_VERSION = {"paranmt": version("paranmt"), "schemas": sorted(schemas.version_of(schema) for schema in schemas.ALL.values()),
-                "inputs": "content"}
+MANIFEST_OWN_KEYS = frozenset({"stage", "task_id", "fingerprint", "code", "identity", "parameters", "input_files", "upstream", "seconds", "files",
+                               "adopted"})
+# What a manifest and an experiment page say of the release that made them, for people: no
+# identity holds it (a stage is known by the code it runs: stage_code).
+RELEASE = {"paranmt": version("paranmt"), "schemas": sorted(schemas.version_of(schema) for schema in schemas.ALL.values())}
 # A stage's running counts reach the console at most this often (every one reaches Luigi's status).
 PROGRESS_EVERY = 30.0
 
@@ -124,21 +125,26 @@ class StageTask(WorkDirectoryTask):
         return []
 
     def fingerprint(self, known: dict[StageTask, str] | None = None) -> str:
-        """This stage's identity: its code, parameters, input files' contents and the fingerprints
-        of the stages it reads. ``known``: the fingerprints made so far in this call, so each stage
-        of the graph is fingerprinted once (the stages share upstream stages: without it a corpus
-        stage was fingerprinted once per path to it, and DecileSweep's page took minutes)."""
+        """This stage's identity (identity()) as a short digest. ``known``: the fingerprints made so
+        far in this call, so each stage of the graph is fingerprinted once (the stages share
+        upstream stages: without it a corpus stage was fingerprinted once per path to it, and
+        DecileSweep's page took minutes)."""
         known = {} if known is None else known
         if self not in known:
-            payload = {
-                "code": CODE_VERSION,
-                "family": self.task_family,
-                "params": self.identifying_parameters(),
-                "inputs": [file_fingerprint(path) for path in self.input_files()],
-                "upstream": sorted(task.fingerprint(known) for task in flatten(self.requires()) if isinstance(task, StageTask)),
-            }
-            known[self] = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:12]
+            known[self] = hashlib.sha256(json.dumps(self.identity(known), sort_keys=True).encode()).hexdigest()[:12]
         return known[self]
+
+    def identity(self, known: dict[StageTask, str] | None = None) -> dict[str, Any]:
+        """What shapes this stage's output, and nothing else: its significant parameters, its input
+        files' contents, the fingerprints of the stages it reads, and the code it runs (stage_code:
+        the definitions it reaches, by their syntax trees, and the libraries' versions)."""
+        return {
+            "family": self.task_family,
+            "params": self.identifying_parameters(),
+            "inputs": [file_fingerprint(path) for path in self.input_files()],
+            "upstream": sorted(task.fingerprint(known) for task in self.upstream_stages()),
+            "code": stage_code(type(self)).as_record(),
+        }
 
     def identifying_parameters(self) -> dict[str, str]:
         """The significant parameters, those naming files as the contents they name (their names
@@ -182,9 +188,11 @@ class StageTask(WorkDirectoryTask):
         running it, or reading its requirements, reports the mistake in one line. A stage found
         complete is this run's output, and so are the stages it was built from: ``latest`` is
         pointed at each of them here (Luigi does not look at the requirements of a complete
-        task, and announces only some of the tasks it finds complete)."""
+        task, and announces only some of the tasks it finds complete). An output of release 0.4.0
+        made of the same parameters and inputs is found too (workflows.previous_release)."""
         try:
             done = super().complete() and not self.damage()
+            done = done or (not self.output_dir.exists() and adopt_previous_release(self))
         except Exception as error:
             if users_mistake(error):
                 return False
@@ -251,10 +259,7 @@ class StageTask(WorkDirectoryTask):
             if isinstance(task, StageTask) and (problem := task.damage()):
                 raise damaged(problem)  # damaged since Luigi found it complete: one line, nothing read
         final = self.output_dir
-        locks = Path(paranmt().workdir) / ".locks"
-        locks.mkdir(parents=True, exist_ok=True)
-        lock = locks / f"{self.stage.replace('/', '-')}-{final.name}"
-        with exclusive_lock(lock, f"{self.stage}: another run is building {final}; waiting for it"):
+        with self.output_lock():
             found = self.damage() if final.exists() else None
             if found == "":
                 log.info("%s: %s was built by another run meanwhile", self.stage, final)
@@ -264,6 +269,23 @@ class StageTask(WorkDirectoryTask):
                 log.warning("%s: %s; rebuilding %s", self.stage, found, final)
                 set_aside(final)
             self._build_into(final, inputs_before)
+
+    def output_lock(self) -> contextlib.AbstractContextManager[None]:
+        """The lock on this stage's output (``<workdir>/.locks/``): held while it is built or adopted."""
+        locks = Path(paranmt().workdir) / ".locks"
+        locks.mkdir(parents=True, exist_ok=True)
+        final = self.output_dir
+        waiting = f"{self.stage}: another run is building {final}; waiting for it"
+        return exclusive_lock(locks / f"{self.stage.replace('/', '-')}-{final.name}", waiting)
+
+    def upstream_stages(self) -> list[StageTask]:
+        """The stages whose outputs this one reads."""
+        return [task for task in flatten(self.requires()) if isinstance(task, StageTask)]
+
+    def manifest_identity(self) -> dict[str, Any]:
+        """identity() as the manifest keeps it, the upstream fingerprints by stage (for
+        workflows.plan, which says what changed)."""
+        return {**self.identity(), "upstream": {task.stage: task.fingerprint() for task in self.upstream_stages()}}
 
     def _build_into(self, final: Path, inputs_before: dict[str, tuple[int, ...] | None]) -> None:
         partial = partial_dir(final)
@@ -279,7 +301,8 @@ class StageTask(WorkDirectoryTask):
             "stage": self.stage,
             "task_id": self.portable_task_id,
             "fingerprint": final.name,
-            "code": CODE_VERSION,
+            "code": RELEASE,
+            "identity": self.manifest_identity(),
             "parameters": self.to_str_params(only_significant=True),
             # where this build read them, for people (the fingerprint holds their contents only)
             "input_files": [f"{os.path.realpath(path)}:{file_fingerprint(path)}" for path in self.input_files()],
@@ -342,6 +365,16 @@ class StageTask(WorkDirectoryTask):
         with one_line_if_a_worker_dies() as worker_died, worker_tracebacks_dropped(worker_died) if in_workers else contextlib.nullcontext(), \
                 beam.Pipeline(options=options) as pipeline:
             build_pipeline(pipeline)
+
+
+@functools.cache
+def stage_code(task_class: type[StageTask]) -> CodeIdentity:
+    """The code a stage of ``task_class`` runs (workflows.code_identity): followed from its class,
+    not into another stage's class (its output is known by its own identity)."""
+    def another_stage(found: object) -> bool:
+        return isinstance(found, type) and issubclass(found, StageTask) and found not in task_class.__mro__
+
+    return code_identity(task_class.__module__, task_class.__qualname__, another_stage)
 
 
 def stage_tree(roots: Iterable[luigi.Task]) -> list[StageTask]:

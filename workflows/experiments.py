@@ -45,7 +45,7 @@ from corpus.selection import ALL_DECILES, AUTO, Rules, parse_deciles, passing_pe
 from models.configs import MODEL_NAMES
 from pipelines import stages
 from pipelines.batches import iter_tables
-from workflows.base import CODE_VERSION, StageTask, in_workdir, stage_tree
+from workflows.base import RELEASE, StageTask, in_workdir, stage_tree
 from workflows.config import NONE, AbsolutePath, OptionalPath, config_from, count_parameter
 from workflows.corpus import (
     AssignDeciles,
@@ -173,7 +173,7 @@ class Experiment(StageTask):
         stages = stage_tree([*flatten(self.requires()), *self.runs().values()])
         manifests = [read_manifest(task.output_dir) for task in stages if (task.output_dir / MANIFEST).exists()]
         return Provenance(
-            created=datetime.now(UTC), code=CODE_VERSION, revision=code_revision(), command=command_line(self), output=in_workdir(self.output_dir),
+            created=datetime.now(UTC), code=RELEASE, revision=code_revision(), command=command_line(self), output=in_workdir(self.output_dir),
             training_data=self.training_data_origin(), demo=uses_demo_corpus(stages), data_sizes=data_sizes(manifests),
             parameters=self.to_str_params(only_significant=True), input_files=[path for manifest in manifests for path in manifest["input_files"]],
         )

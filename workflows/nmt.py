@@ -19,7 +19,7 @@ import luigi
 from corpus.errors import InputError
 from corpus.files import write_atomically
 from corpus.inputs import source_languages
-from corpus.outputs import DamagedOutput
+from corpus.outputs import MANIFEST, DamagedOutput
 from models.nmt import (
     binarize,
     collapse_watch,
@@ -224,10 +224,32 @@ class TrainTranslator(UsesGpu, ReadsBitext, WritesNmtModel):
             return []
         return {"bitext": IngestBitext(**self.input_params()), "spm": TrainSentencePiece(**self.input_params())}
 
-    def resolved_preset(self, pairs: int, device: str) -> str:
-        """``auto``: the preset for a bitext of ``pairs`` rows on ``device`` (fairseq_train.preset_for:
-        the embedded demo corpus's 400 get the tiny model, trained on a CPU in minutes)."""
-        return fairseq_train.preset_for(pairs, device) if self.preset == "auto" else self.preset
+    def resolved_preset(self) -> str | None:
+        """The preset this training is known by: as given, or for ``auto`` the one the bitext's size
+        picks on this machine's device (fairseq_train.preset_for: the embedded demo's 400 pairs get
+        the tiny model), unless the one it picks on the other device is trained already in this
+        work directory (a model trained on a GPU is used on a CPU, not trained again); None for
+        ``auto`` before the bitext is ingested (its size is not known yet)."""
+        if self.preset != "auto":
+            return self.preset
+        bitext = self.requires()["bitext"]
+        if not (bitext.output_dir / MANIFEST).exists():
+            return None
+        _, pairs = bitext.committed("bitext")
+        here = resolve_device("fairseq", self.device)
+        other = fairseq_train.preset_for(pairs, "cpu" if here == "cuda" else "cuda")
+        if other != (mine := fairseq_train.preset_for(pairs, here)) and self.clone(preset=other).complete():
+            return other
+        return mine
+
+    def identifying_parameters(self) -> dict[str, str]:
+        """A translator is what it learned: ``auto`` as the preset it resolves to, and not the
+        device it trains on (a model trained on a GPU serves a CPU, where it runs in int8)."""
+        parameters = super().identifying_parameters()
+        parameters.pop("device", None)
+        if self.requires() and (preset := self.resolved_preset()):
+            parameters["preset"] = preset
+        return parameters
 
     def input_files(self) -> list[str]:
         if self.model_dir:
@@ -256,7 +278,7 @@ class TrainTranslator(UsesGpu, ReadsBitext, WritesNmtModel):
             return self._use_given(partial_dir)
         device = resolve_device("fairseq", self.device)
         _, pairs = self.requires()["bitext"].committed("bitext")
-        config = config_from(self, fairseq_train.TrainConfig, preset=self.resolved_preset(pairs, device), fp16=device == "cuda", cpu=device == "cpu",
+        config = config_from(self, fairseq_train.TrainConfig, preset=self.resolved_preset(), fp16=device == "cuda", cpu=device == "cpu",
                              extra_args=self.fairseq_args)
         spm_task = self.requires()["spm"]
         spm_paths = {lang: path.resolve() for lang, path in spm_task.model_paths().items()}

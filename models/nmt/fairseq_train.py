@@ -41,7 +41,8 @@ _COMMON = [
 # pairs in two hours of two CPU cores (csen-more: a 4+3-layer, 256-wide pre-norm model, ~8M
 # weights with an 8k joint vocabulary; small batches, so that two hours are ~5,000 updates, at a
 # learning rate the model can follow: docs/2026-12-03-cpu-translator.md), validating and
-# watching for a collapse every 500 updates, stopped by fairseq's clock; `small` is the usual
+# watching for a collapse every 500 updates, for 5,000 updates (an update budget, not a clock: the
+# same weights on a faster or busier machine; 1.9 hours of two quiet cores); `small` is the usual
 # model for ~100k-pair corpora (csen-more) on one GPU; `base` and `big` are Vaswani et al.'s
 # models for CzEng-sized data. Every preset stops: after its epochs, or earlier when the
 # validation loss stops improving (--patience).
@@ -71,7 +72,7 @@ PRESETS: dict[str, dict] = {
                  "--encoder-attention-heads", "4", "--decoder-attention-heads", "4",
                  "--encoder-normalize-before", "--decoder-normalize-before"],
         "lr": 1e-3, "warmup_updates": 500, "dropout": 0.1, "max_tokens": 4096, "max_epoch": 60,
-        "max_positions": 512, "threads": 0, "clip_norm": 1.0, "save_interval_updates": 500, "stop_time_hours": 1.9,
+        "max_positions": 512, "threads": 0, "clip_norm": 1.0, "save_interval_updates": 500, "max_update": 5000,
     },
     "small": {
         "arch": ["--arch", "transformer_iwslt_de_en"],
@@ -129,7 +130,7 @@ def fairseq_env(threads: int = 0) -> dict[str, str]:
 # Settings whose negative value means the preset's (0 means something of its own), and what a
 # preset that does not say takes.
 _NEGATIVE_FOR_PRESET = ("dropout", "save_interval_updates")
-_PRESET_DEFAULTS = {"save_interval_updates": 2000}
+_PRESET_DEFAULTS = {"save_interval_updates": 2000, "max_update": 0}
 
 
 @dataclass(frozen=True)
@@ -142,7 +143,7 @@ class TrainConfig:
                                   "below 1M small on a GPU and compact on a CPU, else base.",
                           choices=lambda: ["auto", *sorted(PRESETS)])
     max_epoch: int = setting(0, "Stop after this many epochs (0: the preset's).")
-    max_update: int = setting(0, "Stop after this many updates (0: no limit).")
+    max_update: int = setting(0, "Stop after this many updates (0: the preset's; no limit but compact's 5,000).")
     max_tokens: int = setting(0, "Tokens per batch (0: the preset's).")
     lr: float = setting(0.0, "Peak learning rate (0: the preset's).")
     warmup_updates: int = setting(0, "Warm-up updates (0: the preset's).")
@@ -166,7 +167,7 @@ class TrainConfig:
         own = getattr(self, name)
         if name in _NEGATIVE_FOR_PRESET:
             return own if own >= 0 else PRESETS[self.preset].get(name, _PRESET_DEFAULTS.get(name))
-        return own or PRESETS[self.preset][name]
+        return own or PRESETS[self.preset].get(name, _PRESET_DEFAULTS.get(name))
 
     @property
     def max_positions(self) -> int:
@@ -191,7 +192,7 @@ class TrainConfig:
     def arguments(self, shared_vocabulary: bool, updates_per_epoch: int = 0) -> list[str]:
         """fairseq-train's options; ``updates_per_epoch`` (an estimate, updates_per_epoch()) sets
         how many epochs go between validations and saves (epochs_per_save)."""
-        max_epoch, max_update = self.value("max_epoch"), self.max_update
+        max_epoch, max_update = self.value("max_epoch"), self.value("max_update")
         epochs = self.epochs_per_save(updates_per_epoch)
         args = [
             *PRESETS[self.preset]["arch"], *_COMMON,
@@ -213,8 +214,6 @@ class TrainConfig:
             args += ["--max-epoch", str(max_epoch)]
         if max_update:
             args += ["--max-update", str(max_update)]
-        if stop_hours := PRESETS[self.preset].get("stop_time_hours"):
-            args += ["--stop-time-hours", str(stop_hours)]
         args += ["--fp16"] if self.fp16 else []
         args += ["--cpu"] if self.cpu else []
         return [*args, *shlex.split(self.extra_args)]

@@ -84,12 +84,14 @@ def test_auto_picks_the_model_by_the_corpus_size_and_the_device():
 
 
 def test_the_compact_preset_validates_and_stops_within_its_budget():
-    """Two hours of two cores: validated (and the collapse watched) every 500 updates, stopped
-    by fairseq's clock; a user's own --stop-time-hours comes later on the line, so it wins."""
-    args = fairseq_train.TrainConfig(preset="compact", extra_args="--stop-time-hours 0.5").arguments(True, updates_per_epoch=660)
+    """Validated (and the collapse watched) every 500 updates, stopped after 5,000 updates, not by a
+    clock (the same weights on any machine); a user's --max-update wins; other presets have no budget."""
+    args = fairseq_train.TrainConfig(preset="compact").arguments(True, updates_per_epoch=660)
     assert args[args.index("--save-interval-updates") + 1] == "500"
-    assert [args[i + 1] for i, arg in enumerate(args) if arg == "--stop-time-hours"] == ["1.9", "0.5"]
-    assert "--stop-time-hours" not in fairseq_train.TrainConfig(preset="small").arguments(True)
+    assert args[args.index("--max-update") + 1] == "5000" and "--stop-time-hours" not in args
+    own = fairseq_train.TrainConfig(preset="compact", max_update=300).arguments(True, updates_per_epoch=660)
+    assert [own[i + 1] for i, arg in enumerate(own) if arg == "--max-update"] == ["300"]
+    assert "--max-update" not in fairseq_train.TrainConfig(preset="small").arguments(True)
     assert fairseq_train.TrainConfig(preset="small").value("save_interval_updates") == 2000
     assert fairseq_train.TrainConfig(preset="compact", save_interval_updates=0).value("save_interval_updates") == 0
 

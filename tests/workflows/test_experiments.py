@@ -21,7 +21,7 @@ from corpus.sts import STS2017_SET, MissingStsFiles, sts_suite
 from pipelines.io import write_part
 from reports.experiments import DEV
 from reports.provenance import count_range
-from workflows.base import CODE_VERSION
+from workflows.base import RELEASE
 from workflows.encoders import EvaluateSTS
 from workflows.experiments import (
     ChooseDeciles,
@@ -83,7 +83,7 @@ def test_sweep_ablation_and_model_table_share_runs_rerun_nothing_and_resume(luig
     links = page_links(sweep)
     assert links["report.json"] == "report.json"
     head = provenance_of(sweep)
-    assert (f"<dt>code version</dt><dd>paranmt {CODE_VERSION['paranmt']}" in head
+    assert (f"<dt>code version</dt><dd>paranmt {RELEASE['paranmt']}" in head
             and re.search(r"<dt>built</dt><dd>\d{4}-\d\d-\d\d \d\d:\d\d UTC</dd>", head))
     assert "--scorers pp --deciles 8,9" in head and "--model word_avg" in head and re.search(r"<td>scorers</td>\s*<td>pp</td>", head)
     assert f"the pairs dataset {pairs_dir} (--pairs)" in head and "class=\"warning\"" not in head

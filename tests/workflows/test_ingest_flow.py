@@ -14,6 +14,7 @@ import pytest
 import schemas
 from corpus.outputs import read_manifest
 from workflows import IngestBitext, base
+from workflows.code_identity import CodeIdentity
 
 
 def test_ingest_task_on_embedded_demo_writes_manifest_and_latest_link(luigi_workdir):
@@ -41,14 +42,18 @@ def test_changed_parameters_or_input_give_a_new_output_directory(luigi_workdir, 
     assert not IngestBitext(inputs=str(data)).complete()
 
 
-def test_outputs_of_another_code_or_schema_version_are_not_reused(luigi_workdir, monkeypatch):
+def test_outputs_of_other_code_or_libraries_are_not_reused(luigi_workdir, monkeypatch):
     task = IngestBitext()
     assert luigi.build([task], local_scheduler=True, log_level="WARNING")
-    assert read_manifest(task.output_dir)["code"] == base.CODE_VERSION
-    monkeypatch.setattr(base, "CODE_VERSION", {**base.CODE_VERSION, "schemas": ["bitext/99"]})
+    ran = base.stage_code(IngestBitext)
+    assert read_manifest(task.output_dir)["identity"]["code"] == ran.as_record()
+    assert "schemas.BITEXT" in ran.definitions and "sacremoses" in ran.libraries
+    monkeypatch.setattr(base, "stage_code", lambda _: CodeIdentity({**ran.definitions, "schemas.BITEXT": "another"}, ran.libraries))
     assert not IngestBitext().complete()
-    monkeypatch.setattr(base, "CODE_VERSION", {**base.CODE_VERSION, "paranmt": "9.9"})
+    monkeypatch.setattr(base, "stage_code", lambda _: CodeIdentity(ran.definitions, {**ran.libraries, "sacremoses": "9.9"}))
     assert not IngestBitext().complete()
+    monkeypatch.setattr(base, "stage_code", lambda _: ran)
+    assert IngestBitext().complete()
 
 
 def write_big_czeng(path: Path, pairs: int) -> None:
