@@ -40,7 +40,7 @@ def test_the_plan_says_what_runs_and_why_and_builds_nothing(luigi_workdir, capsy
 
     status, lines = planned(capsys, "--inputs", str(luigi_workdir / "absent.cs"))
     assert status == MISTAKE and lines == []
-    assert planned.said.startswith("paranmt-plan: ") and "absent.cs: no such file" in planned.said and planned.said.count("\n") == 1
+    assert planned.said.startswith("paranmt-plan: ") and "no input file matches" in planned.said and planned.said.count("\n") == 1
 
 
 def test_the_plan_runs_from_any_folder(luigi_workdir, tmp_path):
