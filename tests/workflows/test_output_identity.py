@@ -16,6 +16,7 @@ import pytest
 from test_bad_input_cli import assert_one_line_error, run_luigi  # noqa: F401 - shared helpers
 from test_translations_flow import REFERENCE_A, SOURCES, SYSTEM_1, SYSTEM_2
 
+from models.nmt import fairseq_train
 from models.nmt.devices import resolve_device
 from workflows import (
     BackTranslate,
@@ -153,7 +154,24 @@ def test_the_ingest_is_known_by_its_files_names_roles_and_language(luigi_workdir
     assert built["given"][0] == built["spelled otherwise"][0] == built["folder moved"][0] != built["file renamed"][0]
 
 
-@pytest.mark.parametrize("task", [TrainTranslator, BackTranslate, EvaluateTranslator], ids=lambda task: task.__name__)
+def test_a_translator_is_known_by_the_recipe_it_learned_not_the_device(luigi_workdir, monkeypatch):
+    """The device is no part of a translator's identity (a model trained on a GPU serves a CPU);
+    auto is the preset it resolves to once the bitext's size is known, and where the other
+    device's choice is trained already in the work directory, that one."""
+    assert len({TrainTranslator(device=device).fingerprint() for device in ("auto", "cpu", "cuda")}) == 1
+    assert luigi.build([IngestBitext()], local_scheduler=True, log_level="WARNING")
+    assert TrainTranslator().identifying_parameters()["preset"] == "tiny"
+    assert TrainTranslator().fingerprint() == TrainTranslator(preset="tiny").fingerprint() != TrainTranslator(preset="compact").fingerprint()
+
+    here = resolve_device("fairseq", "auto")
+    monkeypatch.setattr(fairseq_train, "AUTO_PRESETS", {here: ((10**9, "tiny"),), "cuda" if here == "cpu" else "cpu": ((10**9, "fast"),)})
+    assert TrainTranslator(max_epoch=1).resolved_preset() == "tiny"
+    elsewhere = TrainTranslator(preset="fast", max_epoch=1, accept_collapse=True)  # as the other device's auto trains it
+    assert luigi.build([elsewhere], local_scheduler=True, log_level="WARNING")
+    assert TrainTranslator(max_epoch=1).resolved_preset() == "fast" and TrainTranslator(max_epoch=1).complete()
+
+
+@pytest.mark.parametrize("task", [BackTranslate, EvaluateTranslator], ids=lambda task: task.__name__)
 def test_device_auto_is_known_as_the_device_it_means_here(luigi_workdir, task):
     """--device auto trains with fp16 and translates in float16 on a GPU, not on a CPU: an output
     made with auto is the output of the device auto chose, the same as naming that device, and
