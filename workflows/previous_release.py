@@ -32,7 +32,7 @@ def made_by_previous_release(manifest: dict[str, Any], stage, upstream_dirs: dic
     """Whether ``manifest`` is 0.4.0's of an output of exactly ``stage`` (a StageTask) whose upstream
     outputs are ``upstream_dirs`` (stage name → real path): the same task, parameters, input
     contents and upstream outputs."""
-    if manifest.get("code") != PREVIOUS_RELEASE or manifest.get("stage") != stage.stage:
+    if manifest.get("code") != PREVIOUS_RELEASE or "adopted" in manifest or manifest.get("stage") != stage.stage:  # adopted: known by its identity
         return False
     if manifest.get("task_id", "").split("_")[0] != stage.task_family:
         return False

@@ -84,3 +84,4 @@ def test_an_output_of_the_previous_release_is_kept(luigi_workdir, capsys):
     manifest = read_manifest(spm.output_dir)
     assert manifest["adopted"] == {"fingerprint": old_spm, "code": PREVIOUS_RELEASE} and manifest["identity"] == spm.manifest_identity()
     assert os.readlink(spm.stage_root / old_spm) == spm.output_dir.name and (luigi_workdir / "ingest" / old_ingest).is_symlink()
+    assert not TrainSentencePiece(vocab_size=300, seed=2).complete()  # adopted once, then known by its identity only
