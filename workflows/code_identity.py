@@ -66,12 +66,14 @@ def is_project_module(name: str) -> bool:
 
 @functools.cache
 def _module_file(name: str) -> Path | None:
-    """A project module's source file, found without importing anything (a parent package's
-    import would run it, and load torch for a name that only needs reading)."""
+    """A module's source file; a project module's found without importing anything (a parent
+    package's import would run it, and load torch for a name that only needs reading)."""
     top, _, rest = name.partition(".")
-    spec = importlib.util.find_spec(top)
-    if spec is None or not spec.submodule_search_locations:
+    spec = importlib.util.find_spec(top if is_project_module(name) else name)  # a user's own stage module: where it is
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
         return None
+    if not spec.submodule_search_locations or not is_project_module(name):
+        return Path(spec.origin)
     path = Path(spec.submodule_search_locations[0]).joinpath(*rest.split(".")) if rest else Path(spec.submodule_search_locations[0])
     for candidate in (path / "__init__.py", path.with_suffix(".py")):
         if candidate.is_file():
@@ -82,6 +84,8 @@ def _module_file(name: str) -> Path | None:
 @functools.cache
 def _parsed(module: str) -> _Module:
     source = _module_file(module)
+    if source is None:  # no source to read (a class made in ``__main__`` or a compiled module): known by nothing of its code
+        return _Module({}, {})
     tree = _WithoutDocstrings().visit(ast.parse(source.read_text(encoding="utf-8")))
     definitions: dict[str, list[ast.stmt]] = {}
     imports: dict[str, tuple[str, str | None]] = {}
