@@ -76,6 +76,8 @@ class Rules:
     max_unigram_f1: float = setting(1.0, "Lexical diversity: unigram F1 of the two sides at most this (1: no rule).")
     max_kendall_tau: float = setting(1.0, "Word-order diversity: Kendall tau of the shared words at most this (1: no rule; "
                                           "a pair of fewer than two shared words has no tau and is left out by a rule).")
+    min_pp_sim: float = setting(-1.0, "Meaning floor on PP similarity: the two sides' pp_sim at least this (-1: no rule); the floor on the "
+                                      "PP model's judgement, beside BackTranslate's --meaning-floor on the translator's.")
     variants: str = setting("all", "Of a corpus with several paraphrases a source (--paraphrases): all of them, or best: the beam's best "
                                    "of each (variant 0, the pair --paraphrases 1 makes).", choices=VARIANTS)
 
@@ -88,6 +90,8 @@ class Rules:
         parse_deciles(self.decile)
         if not 0.0 <= self.min_p_en <= 1.0:
             raise InputError(f"--min-p-en is a probability (0-1), got {self.min_p_en}")
+        if not -1.0 <= self.min_pp_sim <= 1.0:
+            raise InputError(f"--min-pp-sim is a cosine similarity (-1 to 1), got {self.min_pp_sim}")
 
     @property
     def deciles(self) -> tuple[int, ...]:
@@ -109,6 +113,7 @@ class Rules:
         columns += ["unigram_f1"] if self.max_unigram_f1 < 1.0 else []
         columns += ["kendall_tau"] if self.max_kendall_tau < 1.0 else []
         columns += ["variant"] if self.variants == "best" else []
+        columns += ["pp_sim"] if self.min_pp_sim > -1.0 and not self.release_filter else []
         return columns + (["pp_sim", "trigram_overlap"] if self.release_filter else [])
 
     def __call__(self, table: pa.Table) -> np.ndarray:
@@ -131,6 +136,8 @@ class Rules:
             keep &= column("kendall_tau") <= self.max_kendall_tau
         if self.variants == "best":
             keep &= column("variant") == 0
+        if self.min_pp_sim > -1.0:
+            keep &= column("pp_sim") >= self.min_pp_sim
         if self.release_filter:
             pp, overlap, mean = column("pp_sim"), column("trigram_overlap"), (ref + tr) / 2
             keep &= (pp >= PP_RANGE[0]) & (pp <= PP_RANGE[1]) & (overlap <= MAX_OVERLAP)
@@ -154,6 +161,7 @@ class Rules:
         parts += [f"P(en) ≥ {self.min_p_en}"] if self.english else []
         parts += [f"unigram F1 ≤ {self.max_unigram_f1}"] if self.max_unigram_f1 < 1.0 else []
         parts += [f"Kendall tau ≤ {self.max_kendall_tau}"] if self.max_kendall_tau < 1.0 else []
+        parts += [f"pp_sim ≥ {self.min_pp_sim}"] if self.min_pp_sim > -1.0 else []
         parts += ["the beam's best paraphrase of each source"] if self.variants == "best" else []
         return ", ".join(parts)
 

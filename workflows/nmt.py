@@ -284,6 +284,9 @@ class TrainTranslator(UsesGpu, ReadsBitext, WritesNmtModel):
         spm_paths = {lang: path.resolve() for lang, path in spm_task.model_paths().items()}
         data_dir, counts = self._binarized(partial_dir, spm_paths, config.max_positions)
         self.progress(f"training preset {config.preset} on {device}: {counts['train']} pairs, {counts['valid']} for validation")
+        # auto past the CPU's own presets (1M pairs and more): the cost said once the first updates' speed is known
+        self._costly = (config, pairs, fairseq_train.updates_per_epoch(data_dir, config.value("max_tokens"))) \
+            if self.preset == "auto" and device == "cpu" and pairs >= fairseq_train.AUTO_PRESETS["cpu"][-1][0] else None
         checkpoint = fairseq_train.train(data_dir, partial_dir / "checkpoints", config, spm_task.joint, self._on_fairseq_line)
         watched = collapse_watch.history(partial_dir / "checkpoints")
         self._check_collapse(checkpoint, watched, config.preset)
@@ -331,6 +334,9 @@ class TrainTranslator(UsesGpu, ReadsBitext, WritesNmtModel):
         the collapse watch's figures (one line a validation) always reach the console."""
         if message := fairseq_train.progress_message(line):
             self.progress(message, shown=fairseq_train.is_watch_line(line))
+        if getattr(self, "_costly", None) and (speed := fairseq_train.updates_a_second(line)):
+            log.warning("%s: auto trains %s", self.stage, fairseq_train.budget_line(*self._costly, speed))
+            self._costly = None
 
     def _use_given(self, partial_dir: Path) -> dict:
         """The given checkpoint, dictionaries and sentencepiece models copied into this stage's

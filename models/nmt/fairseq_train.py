@@ -263,6 +263,23 @@ def progress_message(line: str) -> str | None:
     return found.group(1) if found else None
 
 
+def updates_a_second(line: str) -> float | None:
+    """A fairseq-train progress line's training speed (its ``ups=``), None for any other line."""
+    found = re.search(r"\bups=([0-9.]+)", line)
+    return float(found[1]) if found else None
+
+
+def budget_line(config: TrainConfig, pairs: int, updates_per_epoch: int, speed: float) -> str:
+    """What a training will cost, in one line: its preset, its update budget (the epochs' or
+    ``max_update``'s, the smaller) and the time that takes at ``speed`` updates a second."""
+    epochs, max_update = config.value("max_epoch"), config.value("max_update")
+    updates = min(epochs * updates_per_epoch, max_update) if max_update else epochs * updates_per_epoch
+    hours = updates / max(speed, 1e-9) / 3600
+    took = f"{hours / 24:.0f} days" if hours >= 48 else f"{hours:.1f} hours"
+    return (f"{config.preset} on this CPU for {pairs:,} pairs: up to {updates:,} updates ({epochs} epochs of ~{updates_per_epoch:,}); at the "
+            f"first updates' {speed:.2f} a second, about {took}; a GPU trains it far faster, and --preset compact stops after 5,000 updates")
+
+
 def is_watch_line(line: str) -> bool:
     """Whether a fairseq-train output line is the collapse watch's (shown whenever it comes)."""
     return bool(re.search(r"(?:^|\| )INFO(?: \| |:)watch(?: \| |:)", line))

@@ -149,6 +149,15 @@ def test_diversity_rules_and_deciles():
     assert {"unigram_f1", "kendall_tau"} <= set(Rules(max_unigram_f1=0.5, max_kendall_tau=0.5).columns)
 
 
+def test_a_meaning_floor_on_pp_similarity():
+    table = rows(decile_pp=[9, 8, 9, 9], pp_sim=[0.9, 0.39, 0.4, -0.2])
+    assert Rules("pp", "8,9")(table).all() and "pp_sim" not in Rules().columns
+    assert Rules("pp", "8,9", min_pp_sim=0.4)(table).tolist() == [True, False, True, False]
+    assert "pp_sim" in Rules(min_pp_sim=0.4).columns and "pp_sim ≥ 0.4" in str(Rules(min_pp_sim=0.4))
+    with pytest.raises(InputError, match="--min-pp-sim"):
+        Rules(min_pp_sim=1.5)
+
+
 def test_parse_deciles_and_bad_settings():
     assert parse_deciles("9, 8,8") == (8, 9) and parse_deciles("") == ()
     for bad in ("10", "8;9"):

@@ -96,6 +96,14 @@ def test_the_compact_preset_validates_and_stops_within_its_budget():
     assert fairseq_train.TrainConfig(preset="compact", save_interval_updates=0).value("save_interval_updates") == 0
 
 
+def test_auto_past_the_cpus_presets_says_what_it_trains_and_about_how_long():
+    line = "epoch 001:     50 / 9000 loss=9.1, nll_loss=8.6, ppl=400, wps=900, ups=0.05, wpb=18000, bsz=600, num_updates=50, lr=1e-05"
+    assert fairseq_train.updates_a_second(line) == 0.05 and fairseq_train.updates_a_second("epoch 001 | valid on 'valid' subset") is None
+    said = fairseq_train.budget_line(fairseq_train.TrainConfig(preset="base"), 1_200_000, 9_000, 0.05)
+    assert said.startswith("base on this CPU for 1,200,000 pairs: up to 180,000 updates (20 epochs of ~9,000)") and "about 42 days" in said
+    assert "up to 5,000 updates" in fairseq_train.budget_line(fairseq_train.TrainConfig(preset="compact"), 98_000, 700, 0.7)
+
+
 def test_model_learned_the_toy_language(tiny_nmt):
     pairs = toy_pairs(100, seed=6)
     hypotheses = load_translator(tiny_nmt.model).translate([cs for cs, _ in pairs])
