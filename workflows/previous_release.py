@@ -5,8 +5,9 @@ release 0.5.0 knows each stage by the code it runs (workflows.code_identity): ev
 changed though no stage makes other rows. A work directory of 0.4.0 would build everything again,
 its translator too (two hours of two cores on csen-more, days of a GPU on CzEng). So an output of
 0.4.0 (its manifest's ``code`` is PREVIOUS_RELEASE) is adopted under its new identity when its
-manifest says the same stage, the same parameters, the same input files' contents and the same
-upstream outputs (themselves found or adopted first): renamed to its new fingerprint, a link by
+manifest says the same stage, the same parameters (files named by them as their contents), the same
+input files' contents and the same upstream outputs (themselves found or adopted first): renamed
+to its new fingerprint, a link by
 its old name left for what refers to it there, its manifest rewritten with its new identity and
 ``adopted`` (the old fingerprint and release). Outputs of older releases are built again.
 """
@@ -36,7 +37,11 @@ def made_by_previous_release(manifest: dict[str, Any], stage, upstream_dirs: dic
         return False
     if manifest.get("task_id", "").split("_")[0] != stage.task_family:
         return False
-    if manifest.get("parameters") != stage.to_str_params(only_significant=True):
+    try:  # the parameters as they are known (files by their contents): a work directory moved with its inputs is the same
+        then = type(stage).from_str_params(manifest.get("parameters", {}))
+    except Exception:  # a parameter this release no longer takes
+        return False
+    if then.identifying_parameters() != stage.identifying_parameters():
         return False
     if [":".join(entry.rsplit(":", 2)[1:]) for entry in manifest.get("input_files", [])] != [file_fingerprint(path) for path in stage.input_files()]:
         return False
