@@ -54,6 +54,7 @@ def main() -> None:
     parser.add_argument("--sentences", type=int, default=1000)
     parser.add_argument("--paraphrases", type=int, default=5)
     parser.add_argument("--methods", default="nbest,sampling,constrained,parabank")
+    parser.add_argument("--parabank-samples", default="0", help="parabank's sampled candidates, comma-separated: one row each (0: K)")
     parser.add_argument("--compute-type", default="int8", help="CTranslate2 compute type (int8: what configs/csen-more.cfg uses)")
     parser.add_argument("--threads", type=int, default=1, help="CPU threads of the translator (1: the rate per core)")
     args = parser.parse_args()
@@ -75,13 +76,15 @@ def main() -> None:
         return ["1-best (baseline)", time.perf_counter() - started, len(texts), 1.0]
 
     rows = [one_best()]
-    for method in args.methods.split(","):
-        options = DiversityOptions(paraphrases=args.paraphrases, diversity=method)
+    ways = [(method, int(samples)) for method in args.methods.split(",")
+            for samples in (args.parabank_samples.split(",") if method == "parabank" else ["0"])]
+    for method, samples in ways:
+        options = DiversityOptions(paraphrases=args.paraphrases, diversity=method, parabank_samples=samples)
         started = time.perf_counter()
         made = translator.paraphrase(texts, ["cs"] * len(texts), references_tok, options, seed=1)
         seconds = time.perf_counter() - started
         kept = sum(len(found.variants) for found in made if found)
-        rows.append([f"{method}, K = {args.paraphrases}", seconds, kept, kept / len(texts)])
+        rows.append([f"{method}, K = {args.paraphrases}" + (f", {samples} samples" if samples else ""), seconds, kept, kept / len(texts)])
     rows.append(one_best())
     rows[-1][0] = "1-best again (drift)"
     baseline = rows[0][1]

@@ -60,6 +60,8 @@ class DiversityOptions:
                                        "the 1-best's keeps their cost near one 1-best translation in all).", minimum=1)
     parabank_constraints: int = setting(2, "Parabank: the constrained searches of a source (sets of banned words) among its candidates.",
                                         minimum=0)
+    parabank_samples: int = setting(0, "Parabank: the sampled candidates of a source (0: as many as --paraphrases); 2 brings its cost "
+                                        "under 3 times the 1-best's (docs/2026-12-07-paraphrase-encoders.md).", minimum=0)
     cluster_f1: float = setting(0.7, "Parabank: candidates whose unigram F1 with a kept paraphrase reaches this say the same thing "
                                      "(one cluster, one kept).", minimum=0)
     meaning_floor: float = setting(1.0, "A variant whose trans_score (mean log-probability per token) is more than this below its "
@@ -123,9 +125,10 @@ def paraphrase(translator: Searcher, texts: list[str], pivots: list[str], refere
     if wanted > 1 and method in ("nbest", "parabank"):
         for found, hypotheses in zip(candidates, best_first, strict=True):
             found += [Variant(h, options.label("nbest", beam)) for h in (hypotheses or [])[1:]]
-    if wanted > 1 and method in ("sampling", "parabank"):
+    samples = options.parabank_samples or wanted if method == "parabank" else wanted if method == "sampling" else 0
+    if wanted > 1 and samples:
         sampling = Sampling(options.sampling_topk, options.sampling_topp, options.sampling_temperature, seed)
-        for found, hypotheses in zip(candidates, translator.search(texts, pivots, Search(wanted, sampling)), strict=True):
+        for found, hypotheses in zip(candidates, translator.search(texts, pivots, Search(samples, sampling)), strict=True):
             found += [Variant(h, options.label("sampling", beam)) for h in hypotheses or []]
     if wanted > 1 and method in ("constrained", "parabank"):
         _add_constrained(translator, texts, pivots, references_tok, best_first, options, candidates)

@@ -5,7 +5,7 @@ from nmt_fixtures import tiny_nmt_fixture, toy_pairs  # noqa: F401 - the tiny_nm
 
 from corpus.paraphrases import unigram_f1
 from corpus.text import english_tokens
-from models.nmt.paraphrase import DiversityOptions
+from models.nmt.paraphrase import DiversityOptions, paraphrase
 from models.nmt.search import Sampling, Search
 from models.nmt.translate import load_translator
 
@@ -72,6 +72,32 @@ def test_parabank_keeps_one_paraphrase_per_cluster(translator, sources):
         words = [tokens.split() for tokens in english_tokens(v.hypothesis.text for v in found.variants)]
         assert all(unigram_f1(words[i], words[j]) < 0.8 for i in range(len(words)) for j in range(i))
         assert all(v.made.startswith("parabank: ") for v in found.variants[1:])
+
+
+def test_parabank_draws_as_many_samples_as_it_is_told(translator, sources):
+    """--parabank-samples: its sampled candidates (0: K), the rest of the recipe as before."""
+
+    class Recording:
+        """The real translator, with the searches it is asked for kept."""
+
+        def __init__(self, real):
+            self.real, self.searches = real, []
+
+        def __getattr__(self, name):
+            return getattr(self.real, name)
+
+        def search(self, texts, *args, **kwargs):
+            self.searches.append(kwargs.get("search", args[1] if len(args) > 1 else None))
+            return self.real.search(texts, *args, **kwargs)
+
+    texts, references = sources
+    drawn = {}
+    for samples in (0, 2):
+        recording = Recording(translator)
+        paraphrase(recording, texts, ["cs"] * len(texts), references, DiversityOptions(paraphrases=5, diversity="parabank",
+                                                                                        parabank_samples=samples), seed=7)
+        drawn[samples] = [search.hypotheses for search in recording.searches if search and search.sampling]
+    assert drawn == {0: [5], 2: [2]}
 
 
 def test_the_meaning_floor_drops_what_scores_far_below_the_best_with_its_reason(translator, sources):
