@@ -75,8 +75,9 @@ def toy_inputs(folder: Path) -> dict:
 
 
 def every_beam_stage(files: dict, nmt: dict) -> list[luigi.Task]:
-    """The Beam stages, each after those it reads (the NMT model stages are not Beam's)."""
-    pairs = {"inputs": files["inputs"], "nmt": nmt}
+    """The Beam stages, each after those it reads (the NMT model stages are not Beam's), on a
+    corpus of several paraphrases a source (parabank: seeded samples drawn on the workers)."""
+    pairs = {"inputs": files["inputs"], "nmt": nmt, "paraphrases": 3, "diversity": "parabank"}
     scores = {**pairs, "pp_vectors": files["vectors"]}
     corpus = {**scores, "examples": 2}
     return [IngestBitext(inputs=files["inputs"]), BackTranslate(**pairs), SelectTopHalf(**pairs), ScorePairs(**scores),
