@@ -24,9 +24,6 @@ from corpus.outputs import MANIFEST, DamagedOutput, verified_manifest
 from workflows.console import STAGES as log
 from workflows.fingerprints import file_fingerprint
 
-# The parameters added since 0.4.0, at the values that make 0.4.0's rows (where a new default makes
-# other rows, an output of 0.4.0 is not this release's output under the default).
-PREVIOUS_RELEASE_VALUES = {"parabank_samples": "0"}
 # What 0.4.0's manifests say of their code (workflows.base's CODE_VERSION there).
 PREVIOUS_RELEASE = {"inputs": "content", "paranmt": "0.4.0",
                     "schemas": ["bitext/3", "corpus/10", "pairs/5", "rejects/1", "scored/10", "training/10"]}
@@ -41,7 +38,7 @@ def made_by_previous_release(manifest: dict[str, Any], stage, upstream_dirs: dic
     if manifest.get("task_id", "").split("_")[0] != stage.task_family:
         return False
     try:  # the parameters as they are known (files by their contents): a work directory moved with its inputs is the same
-        then = type(stage).from_str_params({**PREVIOUS_RELEASE_VALUES, **manifest.get("parameters", {})})
+        then = type(stage).from_str_params(manifest.get("parameters", {}))  # a parameter added since: at its default
     except Exception:  # a parameter this release no longer takes
         return False
     if then.identifying_parameters() != stage.identifying_parameters():

@@ -60,9 +60,9 @@ class DiversityOptions:
                                        "the 1-best's keeps their cost near one 1-best translation in all).", minimum=1)
     parabank_constraints: int = setting(2, "Parabank: the constrained searches of a source (sets of banned words) among its candidates.",
                                         minimum=0)
-    parabank_samples: int = setting(2, "Parabank: the sampled candidates of a source (0: as many as --paraphrases). Most samples fall "
-                                        "below the meaning floor: 2 keep as many paraphrases as 5 at 2.6 times the 1-best's cost, not "
-                                        "3.3 (docs/2026-12-07-paraphrase-encoders.md).", minimum=0)
+    parabank_samples: int = setting(0, "Parabank: the sampled candidates of a source (0: as many as --paraphrases). 2 cost 2.6 times "
+                                        "the 1-best's decoding, not 3.3, but trained encoders 0.4-0.5 worse on csen-more "
+                                        "(docs/2026-12-07-paraphrase-encoders.md).", minimum=0)
     cluster_f1: float = setting(0.7, "Parabank: candidates whose unigram F1 with a kept paraphrase reaches this say the same thing "
                                      "(one cluster, one kept).", minimum=0)
     meaning_floor: float = setting(1.0, "A variant whose trans_score (mean log-probability per token) is more than this below its "

@@ -11,9 +11,9 @@ import sys
 import luigi
 
 from corpus.outputs import MANIFEST, read_manifest
-from workflows import BackTranslate, IngestBitext, TrainSentencePiece
+from workflows import IngestBitext, TrainSentencePiece
 from workflows.plan import MISTAKE, NOTHING_TO_RUN, WOULD_RUN, main
-from workflows.previous_release import PREVIOUS_RELEASE, made_by_previous_release
+from workflows.previous_release import PREVIOUS_RELEASE
 
 
 def planned(capsys, *arguments: str) -> tuple[int, list[str]]:
@@ -86,12 +86,3 @@ def test_an_output_of_the_previous_release_is_kept(luigi_workdir, capsys):
     assert os.readlink(spm.stage_root / old_spm) == spm.output_dir.name and (luigi_workdir / "ingest" / old_ingest).is_symlink()
     assert not TrainSentencePiece(vocab_size=300, seed=2).complete()  # adopted once, then known by its identity only
 
-
-def test_an_output_of_the_previous_release_made_otherwise_is_not_kept(luigi_workdir):
-    """Parabank drew K samples in 0.4.0 and --parabank-samples (2) now: its corpus is not this release's."""
-    made = BackTranslate(paraphrases=5, diversity="parabank")
-    manifest = {"code": PREVIOUS_RELEASE, "stage": made.stage, "task_id": "BackTranslate_x", "input_files": [], "upstream": {},
-                "parameters": {name: value for name, value in made.to_str_params(only_significant=True).items() if name != "parabank_samples"}}
-    assert not made_by_previous_release(manifest, made, {})
-    assert made_by_previous_release(manifest, BackTranslate(paraphrases=5, diversity="parabank", parabank_samples=0), {})
-    assert made_by_previous_release({**manifest, "parameters": made.to_str_params(only_significant=True)}, made, {})
