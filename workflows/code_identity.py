@@ -16,14 +16,18 @@ module is read (parsed, never run) only when a stage reaches it.
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import hashlib
 import importlib.util
+import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.metadata import packages_distributions, version
 from pathlib import Path
+
+from corpus.cache import cache_root, store
 
 # The project's top-level packages (pyproject.toml's packages): their code is followed.
 PROJECT_PACKAGES = frozenset({"corpus", "schemas", "models", "reports", "pipelines", "workflows", "kit", "fetch"})
@@ -54,9 +58,11 @@ class CodeIdentity:
 
 @dataclass
 class _Module:
-    """A module's top-level definitions (name → statements) and imports (alias → module, name)."""
+    """A module's top-level definitions (name → the digest of its statements, the dotted names they
+    read and the imports made inside them) and imports (alias → module, name): what a stage's
+    identity needs of it, kept per machine (_summary)."""
 
-    definitions: dict[str, list[ast.stmt]]
+    definitions: dict[str, tuple[str, list[list[str]], dict[str, tuple[str, str | None]]]]
     imports: dict[str, tuple[str, str | None]]
 
 
@@ -81,21 +87,40 @@ def _module_file(name: str) -> Path | None:
     return None
 
 
+# The layout of the summaries kept in the per-machine cache (change it with _Module's).
+SUMMARY_FORMAT = 1
+
+
 @functools.cache
-def _parsed(module: str) -> _Module:
+def _summary(module: str) -> _Module:
+    """``module``'s summary, from the per-machine cache (``$PARANMT_CACHE/code``) when its source's
+    bytes were summarised by this Python before: every process that fingerprints a stage needs
+    a hundred modules' summaries, and parsing them took most of a second."""
     source = _module_file(module)
     if source is None:  # no source to read (a class made in ``__main__`` or a compiled module): known by nothing of its code
         return _Module({}, {})
-    tree = _WithoutDocstrings().visit(ast.parse(source.read_text(encoding="utf-8")))
-    definitions: dict[str, list[ast.stmt]] = {}
+    text = source.read_bytes()
+    key = hashlib.sha256(f"{SUMMARY_FORMAT}\t{sys.version}\t{module}\n".encode() + text).hexdigest()[:32]
+    kept = cache_root() / "code" / f"{module}-{key}.json"
+    with contextlib.suppress(OSError, ValueError, KeyError):
+        found = json.loads(kept.read_text(encoding="utf-8"))
+        return _Module(found["definitions"], found["imports"])
+    summary = _summarised(module, source.name == "__init__.py", text.decode("utf-8"))
+    store(kept, lambda handle: handle.write(json.dumps({"definitions": summary.definitions, "imports": summary.imports}).encode()))
+    return summary
+
+
+def _summarised(module: str, is_package: bool, text: str) -> _Module:
+    tree = _WithoutDocstrings().visit(ast.parse(text))
+    statements: dict[str, list[ast.stmt]] = {}
     imports: dict[str, tuple[str, str | None]] = {}
-    package = module if source.name == "__init__.py" else module.rpartition(".")[0]
+    package = module if is_package else module.rpartition(".")[0]
     for statement in _top_level(tree.body):
         if isinstance(statement, ast.Import | ast.ImportFrom):
             imports.update(_aliases(statement, package))
         for name in _defined_names(statement):
-            definitions.setdefault(name, []).append(statement)
-    return _Module(definitions, imports)
+            statements.setdefault(name, []).append(statement)
+    return _Module({name: (meaning_digest(found), *_references(found)) for name, found in statements.items()}, imports)
 
 
 def _top_level(body: list[ast.stmt]) -> list[ast.stmt]:
@@ -152,13 +177,13 @@ class _WithoutDocstrings(ast.NodeTransformer):
 
 
 def meaning_digest(statements: list[ast.stmt]) -> str:
-    """The digest of statements' syntax trees (parsed by _parsed: without docstrings), without
+    """The digest of statements' syntax trees (as _summarised parses them: without docstrings), without
     their positions: a comment or the layout changes nothing."""
     return hashlib.sha256("\n".join(ast.dump(node, include_attributes=False) for node in statements).encode()).hexdigest()[:16]
 
 
-def _references(statements: list[ast.stmt]) -> list[tuple[list[str], dict[str, tuple[str, str | None]]]]:
-    """Each dotted name the statements read (``a``, ``a.b.c`` as ['a', 'b', 'c']), with the imports
+def _references(statements: list[ast.stmt]) -> tuple[list[list[str]], dict[str, tuple[str, str | None]]]:
+    """Each dotted name the statements read (``a``, ``a.b.c`` as ['a', 'b', 'c']), and the imports
     made inside them (a function's own ``import``)."""
     local_imports: dict[str, tuple[str, str | None]] = {}
     chains: list[list[str]] = []
@@ -175,7 +200,7 @@ def _references(statements: list[ast.stmt]) -> list[tuple[list[str], dict[str, t
                     inside_a_chain.add(id(inner))
                 if isinstance(inner, ast.Name):
                     chains.append([inner.id, *chain])
-    return [(chain, local_imports) for chain in chains]
+    return chains, local_imports
 
 
 @functools.cache
@@ -208,15 +233,15 @@ class _Definition:
 
 @functools.cache
 def _definition(where: str, what: str) -> _Definition:
-    parsed = _parsed(where)
-    statements = parsed.definitions.get(what)
+    parsed = _summary(where)
     reaches: list[tuple[str, str]] = []
     libraries: set[tuple[str, str]] = set()
-    if statements is None:  # re-exported: ``from a import b`` in ``where``
+    if what not in parsed.definitions:  # re-exported: ``from a import b`` in ``where``
         if what in parsed.imports:
             reaches += _resolve([what], parsed.imports, libraries)
         return _Definition(None, tuple(reaches), tuple(sorted(libraries)))
-    for chain, local_imports in _references(statements):
+    digest, chains, local_imports = parsed.definitions[what]
+    for chain in chains:
         if chain[0] in local_imports:
             reaches += _resolve(chain, local_imports, libraries)
         elif chain[0] in parsed.definitions:
@@ -224,7 +249,7 @@ def _definition(where: str, what: str) -> _Definition:
         elif chain[0] in parsed.imports:
             reaches += _resolve(chain, parsed.imports, libraries)
         # else a builtin, or a local name (a parameter, a variable)
-    return _Definition(meaning_digest(statements), tuple(dict.fromkeys(reaches)), tuple(sorted(libraries)))
+    return _Definition(digest, tuple(dict.fromkeys(reaches)), tuple(sorted(libraries)))
 
 
 def code_identity(module: str, name: str, stop: Callable[[object], bool] = lambda _: False) -> CodeIdentity:
@@ -269,7 +294,7 @@ def _resolve(chain: list[str], imports: dict[str, tuple[str, str | None]], libra
         return []
     if rest:
         return [(module, rest[0])]
-    return [(module, defined) for defined in _parsed(module).definitions]  # a module used whole
+    return [(module, defined) for defined in _summary(module).definitions]  # a module used whole
 
 
 def _add_library(module: str, libraries: set[tuple[str, str]]) -> None:

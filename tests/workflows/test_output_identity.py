@@ -164,11 +164,11 @@ def test_a_translator_is_known_by_the_recipe_it_learned_not_the_device(luigi_wor
     assert TrainTranslator().fingerprint() == TrainTranslator(preset="tiny").fingerprint() != TrainTranslator(preset="compact").fingerprint()
 
     here = resolve_device("fairseq", "auto")
-    monkeypatch.setattr(fairseq_train, "AUTO_PRESETS", {here: ((10**9, "tiny"),), "cuda" if here == "cpu" else "cpu": ((10**9, "fast"),)})
-    assert TrainTranslator(max_epoch=1).resolved_preset() == "tiny"
-    elsewhere = TrainTranslator(preset="fast", max_epoch=1, accept_collapse=True)  # as the other device's auto trains it
+    monkeypatch.setattr(fairseq_train, "AUTO_PRESETS", {here: ((10**9, "fast"),), "cuda" if here == "cpu" else "cpu": ((10**9, "tiny"),)})
+    assert TrainTranslator(max_epoch=1).resolved_preset() == "fast"
+    elsewhere = TrainTranslator(preset="tiny", max_epoch=1, accept_collapse=True)  # as the other device's auto trains it
     assert luigi.build([elsewhere], local_scheduler=True, log_level="WARNING")
-    assert TrainTranslator(max_epoch=1).resolved_preset() == "fast" and TrainTranslator(max_epoch=1).complete()
+    assert TrainTranslator(max_epoch=1).resolved_preset() == "tiny" and TrainTranslator(max_epoch=1).complete()
 
 
 @pytest.mark.parametrize("task", [BackTranslate, EvaluateTranslator], ids=lambda task: task.__name__)
