@@ -14,6 +14,7 @@ its old name left for what refers to it there, its manifest rewritten with its n
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -49,18 +50,30 @@ def made_by_previous_release(manifest: dict[str, Any], stage, upstream_dirs: dic
     return {name: os.path.realpath(workdir / path) for name, path in manifest.get("upstream", {}).items()} == upstream_dirs
 
 
+def previous_release_outputs(stage) -> list[tuple[Path, dict[str, Any]]]:
+    """The outputs in ``stage``'s folder that 0.4.0 made and none adopted, with their manifests
+    (read, not yet verified: most outputs are this release's, and verifying stats every file)."""
+    root = stage.stage_root
+    if not root.is_dir():
+        return []
+    found = []
+    for old in sorted(path for path in root.iterdir() if not path.name.startswith(".") and not path.is_symlink() and path.is_dir()):
+        with contextlib.suppress(OSError, ValueError):
+            manifest = json.loads((old / MANIFEST).read_text(encoding="utf-8"))
+            if manifest.get("code") == PREVIOUS_RELEASE and "adopted" not in manifest and manifest.get("stage") == stage.stage:
+                found.append((old, manifest))
+    return found
+
+
 def previous_release_output(stage, upstream_dirs: dict[str, str]) -> Path | None:
     """0.4.0's output of ``stage`` when its upstream outputs are ``upstream_dirs`` (stage name →
     real path), if the work directory holds one (nothing is changed: workflows.plan asks too)."""
-    root = stage.stage_root
-    if not root.is_dir():
-        return None
-    for old in sorted(path for path in root.iterdir() if not path.name.startswith(".") and not path.is_symlink() and path.is_dir()):
-        try:
-            manifest = verified_manifest(old)
-        except DamagedOutput:
-            continue
+    for old, manifest in previous_release_outputs(stage):
         if made_by_previous_release(manifest, stage, upstream_dirs):
+            try:
+                verified_manifest(old)
+            except DamagedOutput:
+                continue
             return old
     return None
 
@@ -69,8 +82,10 @@ def adopt_previous_release(stage) -> bool:
     """Adopt 0.4.0's output of ``stage`` as its output (module docstring); whether one was. Its
     upstream stages are found complete (or adopted) first: an output read from another is not
     this stage's."""
+    if not previous_release_outputs(stage):
+        return False  # the usual case, said without asking the upstream stages
     upstream = stage.upstream_stages()
-    if not stage.stage_root.is_dir() or not all(task.complete() for task in upstream):
+    if not all(task.complete() for task in upstream):
         return False
     old = previous_release_output(stage, {task.stage: os.path.realpath(task.output_dir) for task in upstream})
     if old is None:
