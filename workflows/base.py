@@ -255,8 +255,8 @@ class StageTask(WorkDirectoryTask):
     def run(self):
         self.check_inputs()
         inputs_before = input_versions(self.input_files())
-        for task in flatten(self.requires()):
-            if isinstance(task, StageTask) and (problem := task.damage()):
+        for task in self.upstream_stages():
+            if problem := task.damage():
                 raise damaged(problem)  # damaged since Luigi found it complete: one line, nothing read
         final = self.output_dir
         with self.output_lock():
@@ -306,7 +306,7 @@ class StageTask(WorkDirectoryTask):
             "parameters": self.to_str_params(only_significant=True),
             # where this build read them, for people (the fingerprint holds their contents only)
             "input_files": [f"{os.path.realpath(path)}:{file_fingerprint(path)}" for path in self.input_files()],
-            "upstream": {task.stage: in_workdir(task.output_dir) for task in flatten(self.requires()) if isinstance(task, StageTask)},
+            "upstream": {task.stage: in_workdir(task.output_dir) for task in self.upstream_stages()},
             "seconds": round(time.time() - started, 3),
             **summary,
             "files": committed_files(partial),
