@@ -19,7 +19,9 @@ failed run never ended instead of exiting non-zero.
    (docs/2026-11-28-paper-size-end-to-end.md). The run fails and says which exit status
    ended it, or, for workers that never reached the runner (connections to 127.0.0.1 refused
    or dropped: each waits 60 s for its logging and its control connection, then exits with
-   status 1), that they could not connect.
+   status 1), that they could not connect. Before a run's first pipeline with worker processes,
+   ``loopback_problem`` tries such a connection itself, so where none can be made the run ends in
+   seconds, not after the workers' two minutes.
 
 And one that made a worker's death loud: the runner's threads that read the dead worker's
 streams, its data plane and its clean-up each report the broken connection (up to 215 lines of
@@ -33,6 +35,7 @@ orphaned, retrying its logging connection).
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -49,6 +52,10 @@ class WorkerProcessDied(RuntimeError):
     """A DirectRunner worker process ended while the runner waited for its work."""
 
 
+class RunnerUnreachable(RuntimeError):
+    """A worker process could not connect to the runner here (``loopback_problem``)."""
+
+
 # The deaths of worker processes this process's runners saw, in order (one line each).
 _deaths: list[str] = []
 # How long an error that a dead worker causes may come before its death is seen.
@@ -57,6 +64,35 @@ DEATH_NOTICE_SECONDS = 10.0
 # before it gives up and exits with status 1 (Beam's ``channel_ready_future(…).result(timeout=60)``
 # in ``log_handler.FnApiLogRecordHandler`` and ``sdk_worker.SdkHarness``).
 WORKER_CONNECT_SECONDS = 60.0
+# How long ``loopback_problem`` waits for its connection (one on loopback is ready in milliseconds).
+LOOPBACK_CHECK_SECONDS = 10.0
+UNREACHABLE_WHY = ("connections to 127.0.0.1 are refused or dropped here (a firewall, a sandbox, loopback down, or grpc_proxy/http_proxy"
+                   " without no_proxy=localhost); --paranmt-direct-num-workers 1 runs each stage in process, without worker processes")
+
+
+@functools.cache
+def loopback_problem() -> str:
+    """'' when a gRPC connection from this process to a server in it, addressed as Beam's worker
+    processes address the runner (``localhost:PORT``, a server on ``[::]``), is ready within
+    LOOPBACK_CHECK_SECONDS; else the one line why the workers could not connect. A worker
+    inherits this process's environment (grpc_proxy and the like) and network, so where this
+    fails, each worker would wait WORKER_CONNECT_SECONDS twice and then exit. Once a process."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import grpc
+
+    server = grpc.server(ThreadPoolExecutor(max_workers=1))
+    port = server.add_insecure_port("[::]:0")
+    server.start()
+    try:
+        with grpc.insecure_channel(f"localhost:{port}") as channel:
+            grpc.channel_ready_future(channel).result(timeout=LOOPBACK_CHECK_SECONDS)
+    except grpc.FutureTimeoutError:
+        return (f"Beam's worker processes could not connect to the runner: a connection to localhost:{port} in this process was not"
+                f" ready after {LOOPBACK_CHECK_SECONDS:.0f} s: {UNREACHABLE_WHY}")
+    finally:
+        server.stop(grace=None)
+    return ""
 
 
 def _close_even_before_the_worker_connects(self: worker_handlers.ControlConnection) -> None:
@@ -93,9 +129,8 @@ def _why_it_ended(handler: worker_handlers.SubprocessSdkWorkerHandler, exited: s
     setting); any other was killed, ran out of memory or crashed."""
     never_connected = getattr(handler.control_conn, "_input", "unknown") is None  # Beam 2.77's: set when the worker's control stream opens
     if never_connected and exited.endswith("return code 1") and seconds >= WORKER_CONNECT_SECONDS:
-        return (f"a Beam worker process could not connect to the runner at {handler.control_address} (it gave up after {seconds:.0f} s):"
-                " connections to 127.0.0.1 are refused or dropped here (a firewall, a sandbox, loopback down, or grpc_proxy/http_proxy"
-                " without no_proxy=localhost); --paranmt-direct-num-workers 1 runs each stage in process, without worker processes")
+        return (f"a Beam worker process could not connect to the runner at {handler.control_address}"
+                f" (it gave up after {seconds:.0f} s): {UNREACHABLE_WHY}")
     return (f"a Beam worker process stopped in the middle of its work ({exited}): killed, out of memory, or crashed;"
             " fewer worker processes (--paranmt-direct-num-workers) need less memory")
 

@@ -3,8 +3,11 @@ portable job service."""
 
 from __future__ import annotations
 
+import contextlib
+import faulthandler
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -48,6 +51,48 @@ def kit_demo(tmp_path_factory):
     from kit_demo import kit_demo
 
     return kit_demo(tmp_path_factory.mktemp("kit-demo"))
+
+
+# A hung test's own process prints its threads (pytest-timeout); the processes it forked or
+# started (Luigi's workers, Beam's) print theirs on SIGUSR1, sent to each shortly before the
+# timeout, so the report shows where the child that never answered is.
+faulthandler.register(signal.SIGUSR1, all_threads=True)
+CHILD_STACKS_BEFORE_TIMEOUT_S = 20
+
+
+@pytest.fixture(autouse=True)
+def child_stacks_before_timeout(request):
+    """Ask every descendant process for its stacks ``CHILD_STACKS_BEFORE_TIMEOUT_S`` before the
+    test's timeout."""
+    import threading
+
+    import psutil
+
+    def catches_sigusr1(pid: int) -> bool:
+        """Whether ``pid`` handles SIGUSR1 (a forked child inherits faulthandler's handler; for a
+        process that does not, SIGUSR1 would end it)."""
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("SigCgt:"):
+                    return bool(int(line.split()[1], 16) >> (signal.SIGUSR1 - 1) & 1)
+        return False
+
+    def ask_descendants():
+        for child in psutil.Process().children(recursive=True):
+            if catches_sigusr1(child.pid):
+                with contextlib.suppress(psutil.Error):
+                    child.send_signal(signal.SIGUSR1)
+
+    marker = request.node.get_closest_marker("timeout")
+    timeout = float(marker.args[0]) if marker and marker.args else float(request.config.getini("timeout") or 0)
+    if timeout <= CHILD_STACKS_BEFORE_TIMEOUT_S:
+        yield
+        return
+    timer = threading.Timer(timeout - CHILD_STACKS_BEFORE_TIMEOUT_S, ask_descendants)
+    timer.daemon = True
+    timer.start()
+    yield
+    timer.cancel()
 
 
 @pytest.fixture(autouse=True)

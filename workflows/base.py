@@ -46,7 +46,7 @@ from corpus.outputs import (
 from pipelines.io import file_rows
 from pipelines.options import ROWS_PER_WORKER, pipeline_options
 from pipelines.progress import RunPipeline
-from pipelines.worker_hangs import one_line_if_a_worker_dies
+from pipelines.worker_hangs import RunnerUnreachable, loopback_problem, one_line_if_a_worker_dies
 from workflows.central_scheduler import WorkDirectoryTask, work_directory_digest
 from workflows.code_identity import CodeIdentity, code_identity
 from workflows.config import AbsolutePath, paranmt
@@ -362,6 +362,8 @@ class StageTask(WorkDirectoryTask):
         options = pipeline_options(config.runner, config.direct_num_workers, config.beam_args, log_level(), rows, config.dask_scheduler,
                                    self.rows_per_worker, elements)
         in_workers = options.get_all_options().get("direct_running_mode") == "multi_processing"
+        if in_workers and (unreachable := loopback_problem()):
+            raise RunnerUnreachable(unreachable)
         with one_line_if_a_worker_dies() as worker_died, worker_tracebacks_dropped(worker_died) if in_workers else contextlib.nullcontext(), \
                 beam.Pipeline(options=options) as pipeline:
             build_pipeline(pipeline)

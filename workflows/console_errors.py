@@ -23,7 +23,7 @@ import luigi
 from luigi.task_register import Register
 
 from corpus.errors import InputError
-from pipelines.worker_hangs import WorkerProcessDied
+from pipelines.worker_hangs import RunnerUnreachable, WorkerProcessDied
 from workflows.config import paranmt
 from workflows.console import interrupted
 
@@ -33,8 +33,8 @@ def users_mistake(error: BaseException | None) -> str:
     checks), and every error Luigi raises while it reads a parameter's value (a number that is
     not one, a choice not offered, a value out of its range, a parameter unknown or missing),
     named by the parameter it was reading; a central scheduler that does not answer; a Beam
-    worker process that died (the out-of-memory killer)."""
-    if isinstance(error, InputError | luigi.parameter.ParameterException | WorkerProcessDied):
+    worker process that died (the out-of-memory killer) or could not connect."""
+    if isinstance(error, InputError | luigi.parameter.ParameterException | WorkerProcessDied | RunnerUnreachable):
         return str(error)
     if isinstance(error, luigi.rpc.RPCError):
         return f"{error}: is luigid running there? (--local-scheduler runs without it)"

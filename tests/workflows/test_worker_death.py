@@ -12,10 +12,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import psutil
 import pytest
 
+from pipelines.worker_hangs import WORKER_CONNECT_SECONDS, _why_it_ended
 from workflows.ingest import demo_corpus
 
 TASK_FAILED = 30  # luigi.cfg [retcode]
@@ -94,16 +96,34 @@ def refusing_port():
 
 
 def test_workers_that_cannot_reach_the_runner_end_the_run_in_one_line_saying_so(tmp_path, refusing_port):
-    """Workers whose connections to the runner on 127.0.0.1 fail (here through a gRPC proxy that
-    refuses them, as a firewall or a sandbox does) each give up after Beam's 60 s per connection and
-    exit with status 1: the run says they could not connect, not that one was killed or out of memory."""
+    """Where connections to the runner on 127.0.0.1 fail (here through a gRPC proxy that refuses
+    them, as a firewall or a sandbox does), the run says before it starts any worker that they
+    could not connect, in seconds (each worker would wait Beam's 60 s twice), not that one was
+    killed or out of memory."""
     unproxied = {key: value for key, value in os.environ.items() if key.lower() not in ("no_proxy", "no_grpc_proxy")}
+    started = time.monotonic()
     done = subprocess.run([sys.executable, "-m", "luigi", "--module", "workflows", "IngestBitext", "--local-scheduler",
                            "--paranmt-workdir", str(tmp_path / "work"), "--paranmt-direct-num-workers", "2"],
                           cwd=tmp_path, env={**unproxied, "grpc_proxy": f"http://127.0.0.1:{refusing_port}"}, capture_output=True, text=True,
                           timeout=600)
     output = done.stdout + done.stderr
     assert done.returncode == TASK_FAILED, output
+    assert time.monotonic() - started < WORKER_CONNECT_SECONDS, output
     lines = [line for line in output.splitlines() if line.strip()]
     assert UNREACHABLE in lines[-1] and "--paranmt-direct-num-workers 1" in lines[-1] and "memory" not in lines[-1], output
     assert all(line.split(" ", 1)[1].startswith("ingest: ") for line in lines[:-1]), output  # Beam's own reports of it kept off the console
+
+
+def test_a_worker_that_gave_up_connecting_is_told_from_one_that_was_killed():
+    """A worker that never opened its control stream and exited with status 1 after Beam's
+    connection timeout could not connect (where the check before the run passed but the workers
+    still could not: no test makes that happen in less than Beam's two minutes); one killed or
+    exiting otherwise was not."""
+    never_connected = SimpleNamespace(control_conn=SimpleNamespace(_input=None), control_address="localhost:5")
+    gave_up = _why_it_ended(never_connected, "Worker subprocess exited with return code 1", WORKER_CONNECT_SECONDS + 1)
+    assert gave_up.startswith(f"a Beam worker process {UNREACHABLE} at localhost:5") and "--paranmt-direct-num-workers 1" in gave_up
+    for handler, exited, seconds in ((never_connected, "Worker subprocess exited with return code -9", 70),
+                                     (never_connected, "Worker subprocess exited with return code 1", 3),
+                                     (SimpleNamespace(control_conn=SimpleNamespace(_input=iter(())), control_address="localhost:5"),
+                                      "Worker subprocess exited with return code 1", 70)):
+        assert "stopped in the middle of its work" in _why_it_ended(handler, exited, seconds)
