@@ -13,9 +13,9 @@ import subprocess
 import sys
 import time
 
-# libgomp (torch's OpenMP) is not fork-safe: once this process has run a multi-threaded torch
-# op, the workers Luigi forks for `workers=2` hang in their first one. One OpenMP thread here
-# (set before torch loads) keeps the in-process luigi.build(workers=2) tests safe.
+# libgomp (torch's OpenMP) is not fork-safe: once a process has run a multi-threaded torch op, a
+# fork of it hangs in its first one. One OpenMP thread here (set before torch loads) for whatever
+# a test forks; the tests build in process with one Luigi worker, so Luigi forks none of this one.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 from pathlib import Path
 

@@ -190,12 +190,12 @@ def dev_mean(cell: dict) -> float:
 
 def test_decile_auto_sweeps_the_corpus_chooses_on_the_dev_sets_trains_on_the_choice_and_reuses_the_sweep(demo_dir, demo_build, kit_demo):
     """The choice is the best two consecutive deciles by the cells' own dev scores (recomputed
-    here from the page's data); only the command's own task prints its result (the ten cells are
+    here from the page's data), with the cells trained in two worker processes; only the command's own task prints its result (the ten cells are
     TrainOnFiltered tasks too); DecileSweep with the same cells trains nothing; and run again, the
     command builds nothing and prints the same result."""
     command = ["TrainOnFiltered", "--decile", "auto", "--sts-dir", str(demo_dir / "sts"), "--ChooseDeciles-sweep-pairs", "20",
                "--ChooseDeciles-sweep-min-pairs", "20", *(f"--{name.replace('_', '-')}={value}" for name, value in TINY.items())]
-    lines = printed_lines(luigi_command(demo_dir, *command, python=kit_demo.python))
+    lines = printed_lines(luigi_command(demo_dir, *command, "--workers", "2", python=kit_demo.python))  # the cells two at a time
     page = Path(next(line for line in lines if line.startswith("Chosen on ")).split("Evidence: ")[1]).parent
     report = json.loads((page / "report.json").read_text())
     cells, choice = report["data"]["cells"]["pp"], report["data"]["choice"]

@@ -1,6 +1,7 @@
-"""The experiments end to end through Luigi (two workers) on a small pairs dataset and tiny STS
-files made by the tests: reports, runs shared between experiments, idempotent reruns, resuming
-a half-finished sweep, equal-sized samples of several sources."""
+"""The experiments end to end through Luigi on a small pairs dataset and tiny STS files made by
+the tests: reports, runs shared between experiments, idempotent reruns, resuming a half-finished
+sweep, equal-sized samples of several sources. (Two worker processes run a sweep in
+test_console.py, from a fresh process as a user's command does.)"""
 
 import json
 import re
@@ -10,7 +11,6 @@ import luigi
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
-import torch._dynamo  # noqa: F401 - Adam imports it: once here, not in every forked Luigi worker
 from conftest import squeezed
 from test_corpus_flow import WORDS, pairs_dir, pairs_table, shards_of, vectors  # noqa: F401 - fixtures
 from test_encoders_flow import fill_sts, sts_dir, write_pairs_tsv  # noqa: F401 - sts_dir is a fixture
@@ -37,7 +37,10 @@ TINY = dict(embed_dim=8, dim=8, batch_size=8, epochs=1)
 
 
 def build(*tasks):
-    assert luigi.build(list(tasks), local_scheduler=True, workers=2, log_level="WARNING")
+    """Build ``tasks`` in this process, as ``luigi`` does with one worker: Luigi's worker
+    processes are forked, and a fork of this process, which earlier tests left with gRPC, Dask
+    and Beam threads, can hang in the child (one did once in CI, under ScoresAgainstJudgments)."""
+    assert luigi.build(list(tasks), local_scheduler=True, workers=1, log_level="WARNING")
 
 
 def manifests(workdir):
