@@ -6,6 +6,7 @@ Words here are ``*_tok`` tokens (lowercased Moses tokens, ``corpus.text.english_
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
@@ -29,11 +30,27 @@ def content_words(tokens: str) -> list[str]:
     return sorted(words, key=lambda word: -len(word))
 
 
-def banned_sets(tokens: str, sets: int, per_set: int) -> list[tuple[str, ...]]:
+# A source word that begins with a reference word this long or longer holds it inflected (Czech
+# "Tomovi", "Obamy" for Tom, Obama); a shorter reference word counts only when the source has it whole.
+INFLECTED_FROM_LETTERS = 3
+
+
+def held_by_source(word: str, source: str) -> bool:
+    """Whether the foreign ``source`` sentence holds ``word`` of its reference (lowercased), whole
+    or with an ending: a name, a brand, a loanword or a code the translation carries over. Such a
+    word has no other way to be said: a search that may not say it says another name or drops it
+    (csen-more: Tom, Mary, Obama, Twitter, park, police hold 7 % of the words banned, in 28 % of
+    the sources)."""
+    words = re.findall(r"\w+", source.lower())
+    return word in words or len(word) >= INFLECTED_FROM_LETTERS and any(held.startswith(word) for held in words)
+
+
+def banned_sets(tokens: str, sets: int, per_set: int, source: str = "") -> list[tuple[str, ...]]:
     """Up to ``sets`` disjoint sets of ``per_set`` content words of a reference (fewer where it
-    has fewer words): the words each constrained decoding of its source bans (ParaBank: each
-    set of negative constraints gives one paraphrase)."""
-    words = content_words(tokens)
+    has fewer words), none that its foreign ``source`` holds (``held_by_source``): the words each
+    constrained decoding of the source bans (ParaBank: each set of negative constraints gives one
+    paraphrase)."""
+    words = [word for word in content_words(tokens) if not held_by_source(word, source)]
     return [tuple(words[start:start + per_set]) for start in range(0, min(len(words), sets * per_set), per_set)]
 
 

@@ -8,8 +8,8 @@ Methods, all on the engine's own search (CTranslate2: ``num_hypotheses``, its sa
 * ``sampling``: K random samples (top-k, top-p, temperature; the same draws for the same chunk
   on every run: ``models.nmt.translate.Ct2Translator.searching``);
 * ``constrained``: negative constraints (ParaBank, Hu et al. 2019): each other variant is a beam
-  search that may not say a set of the reference's content words (``corpus.paraphrases.banned_sets``),
-  its words and their capitalized forms banned as target pieces. CTranslate2 takes one list of
+  search that may not say a set of the reference's content words (``corpus.paraphrases.banned_sets``;
+  none the source holds too: names, brands, loanwords), its words and their capitalized forms banned as target pieces. CTranslate2 takes one list of
   banned sequences per call, not per sentence: searches are grouped so that a group's list holds
   no word a member's best translation says unless the member bans it itself
   (``corpus.paraphrases.compatible_groups``), and a group is batched as any search is;
@@ -144,7 +144,7 @@ def _add_constrained(translator: Searcher, texts: list[str], pivots: list[str], 
     engine call per group, batched, not one per sentence."""
     sets = min(options.paraphrases - 1, options.parabank_constraints) if options.diversity == "parabank" else options.paraphrases - 1
     searches = [(i, banned) for i, tokens in enumerate(references_tok) if best[i]
-                for banned in paraphrases.banned_sets(tokens, sets, options.banned_words)]
+                for banned in paraphrases.banned_sets(tokens, sets, options.banned_words, texts[i])]
     if not searches:
         return
     words = sorted({word for _, banned in searches for word in banned})

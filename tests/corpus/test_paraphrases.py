@@ -14,6 +14,14 @@ def test_banned_sets_are_disjoint_and_stop_where_the_words_do():
     assert paraphrases.banned_sets("it is .", sets=4, per_set=2) == []
 
 
+def test_a_word_the_source_holds_whole_or_inflected_is_never_banned():
+    reference = "tom gave mary the old newspaper in the park ."
+    assert paraphrases.banned_sets(reference, sets=4, per_set=2) == [("newspaper", "gave"), ("mary", "park"), ("tom", "old")]
+    # Tomovi: Tom inflected; Mary whole; "parku" holds park; "ol" is too short to be "old" inflected
+    assert paraphrases.banned_sets(reference, sets=4, per_set=2, source="Tomovi dala Mary starý list v parku, ol") == [
+        ("newspaper", "gave"), ("old",)]
+
+
 def test_a_group_never_bans_a_word_a_member_says_unless_the_member_bans_it_itself():
     banned = [("dog",), ("cat",), ("house",), ("dog", "tree")]
     said = [{"the", "dog", "runs"}, {"a", "cat", "sleeps"}, {"dog", "house"}, {"dog", "tree"}]

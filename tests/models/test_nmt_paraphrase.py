@@ -3,7 +3,7 @@
 import pytest
 from nmt_fixtures import tiny_nmt_fixture, toy_pairs  # noqa: F401 - the tiny_nmt fixture
 
-from corpus.paraphrases import unigram_f1
+from corpus.paraphrases import content_words, unigram_f1
 from corpus.text import english_tokens
 from models.nmt.paraphrase import DiversityOptions, paraphrase
 from models.nmt.search import Sampling, Search
@@ -65,6 +65,18 @@ def test_a_constrained_paraphrase_never_says_a_banned_word_and_records_them(tran
     assert constrained and all(v.banned and v.made == "constrained beam 4, 2 banned" for v in constrained)
     for variant, tokens in zip(constrained, english_tokens(v.hypothesis.text for v in constrained), strict=True):
         assert not set(variant.banned) & set(tokens.split()), (variant.banned, variant.hypothesis.text)
+
+
+def test_no_search_bans_a_word_its_source_holds(translator, sources):
+    """A name carried over from the source (here each reference's longest word, put in its
+    source too, once inflected) is not banned: there is no other way to say it."""
+    texts, references = sources
+    carried = [content_words(tokens)[0] for tokens in references]
+    held = [f"{text} {word}{'ovi' if i % 2 else ''}" for i, (text, word) in enumerate(zip(texts, carried, strict=True))]
+    found = paraphrase(translator, held, ["cs"] * len(held), references, DiversityOptions(paraphrases=4, diversity="constrained",
+                                                                                          meaning_floor=0), seed=7)
+    bans = [(word, v.banned) for word, one in zip(carried, found, strict=True) for v in one.variants[1:]]
+    assert bans and not [(word, banned) for word, banned in bans if word in banned]
 
 
 def test_parabank_keeps_one_paraphrase_per_cluster(translator, sources):
