@@ -35,10 +35,10 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.common import machine, markdown_table, measure_in_subprocess, peak_gpu_mib
@@ -175,30 +175,50 @@ def run_beam(model, texts, device, options, workers, engine="ctranslate2", compu
 
 def run_stage(model: Path, texts, device, options, shards: int, compute_type: str = "auto") -> tuple[int, int, float]:
     """The BackTranslate ``luigi`` command on ``texts`` (ingested first as a bitext whose English
-    side is the same lines, ``shards`` shards: 0, IngestBitext's default) with the model in the
-    folder ``model``; returns
-    (sentences, tokens, the stage's seconds from its manifest). Its translations are accepted
-    whatever the check finds: a benchmark's model may be trained for minutes."""
+    side is the same lines) with the model in the folder ``model``: (sentences, tokens, the
+    stage's seconds from its manifest)."""
+    run = stage_run(model, texts, texts, device, options, shards, compute_type)
+    return run.pairs, run.tokens, run.seconds
+
+
+@dataclass(frozen=True)
+class StageRun:
+    """What one BackTranslate command made and cost: its pairs, their target tokens, the stage's
+    seconds (its manifest's) and the peak resident memory of the command's process tree."""
+
+    pairs: int
+    tokens: int
+    seconds: float
+    peak_bytes: int
+
+
+def stage_run(model: Path, texts: list[str], references: list[str], device: str, options, shards: int = 0, compute_type: str = "auto",
+              extra: tuple[str, ...] = ()) -> StageRun:
+    """The BackTranslate ``luigi`` command on ``texts`` with their English ``references`` (ingested
+    first, ``shards`` shards: 0, IngestBitext's default), the model in the folder ``model`` and
+    ``extra`` options (``--paraphrases 5 --diversity parabank``), its process tree's memory
+    sampled every second. Its translations are accepted whatever the check finds: a benchmark's
+    model may be trained for minutes."""
     import pandas as pd
 
-    from benchmarks.size import stage_seconds
+    from benchmarks.size import run_sampled, stage_seconds
     from corpus.translation_check import NAMES
 
     with tempfile.TemporaryDirectory() as tmp:
-        for suffix in ("cs", "en"):
-            Path(tmp, f"bench.{suffix}").write_text("".join(f"{text}\n" for text in texts), encoding="utf-8")
+        for suffix, lines in (("cs", texts), ("en", references)):
+            Path(tmp, f"bench.{suffix}").write_text("".join(f"{text}\n" for text in lines), encoding="utf-8")
         command = [sys.executable, "-m", "luigi", "--module", "workflows", "BackTranslate", "--local-scheduler",
                    "--inputs", f"{tmp}/bench.cs::{tmp}/bench.en", "--source-language", "cs",
                    "--translator", str(model.resolve()),  # the command runs in tmp
                    "--device", device, "--compute-type", compute_type, "--beam-size", str(options.beam_size),
                    "--batch-tokens", str(options.batch_tokens),
                    "--BackTranslate-accept-translations", ",".join(NAMES), "--paranmt-workdir", f"{tmp}/work",
-                   *(["--IngestBitext-num-shards", str(shards)] if shards else [])]
-        done = subprocess.run(command, cwd=tmp, capture_output=True, text=True)
-        if done.returncode:
-            raise SystemExit(f"the BackTranslate command failed ({done.returncode}): {done.stderr[-2000:]}")
+                   *(["--IngestBitext-num-shards", str(shards)] if shards else []), *extra]
+        _, peak, _, code = run_sampled(command, Path(tmp), dict(os.environ), every=1.0)
+        if code:
+            raise SystemExit(f"the BackTranslate command failed ({code}): {Path(tmp, 'console.log').read_text()[-2000:]}")
         pairs = pd.read_parquet(f"{tmp}/work/backtranslate/latest/pairs")
-        return len(pairs), int(pairs.trans_n_tokens.sum()), stage_seconds(Path(tmp, "work"), "backtranslate")
+        return StageRun(len(pairs), int(pairs.trans_n_tokens.sum()), stage_seconds(Path(tmp, "work"), "backtranslate"), peak)
 
 
 def measure(args) -> None:

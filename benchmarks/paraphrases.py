@@ -9,6 +9,11 @@ Rows, one model, one thread (a core), the same sources and references:
   * 1-best again: the baseline's drift over the run (another process on the machine shows here).
 The goals (issue 67): nbest at K = 5 at most 1.3 × the 1-best's time, parabank at most 3 ×.
 
+``--stage-sizes N1,N2`` measures the stage instead: the BackTranslate ``luigi`` command (its
+DirectRunner workers, one a core) on the first N1, then N2 sources, the 1-best first (the
+baseline) and then each method, with the peak resident memory of the command's whole process
+tree: memory that does not grow with the input is the same at both sizes.
+
 Sources: ``--pairs FOREIGN::ENGLISH`` (line-aligned files), else newstest2021 (cs, its reference A)
 when ../shared/data is there, else the demo corpus. Model: ``--model`` (a folder with ``nmt.json``
 from ConvertTranslator or ImportTranslator), by default the newest ``<workdir>/nmt-ct2/latest``,
@@ -57,7 +62,12 @@ def main() -> None:
     parser.add_argument("--parabank-samples", default="0", help="parabank's sampled candidates, comma-separated: one row each (0: K)")
     parser.add_argument("--compute-type", default="int8", help="CTranslate2 compute type (int8: what configs/csen-more.cfg uses)")
     parser.add_argument("--threads", type=int, default=1, help="CPU threads of the translator (1: the rate per core)")
+    parser.add_argument("--stage-sizes", default="", help="comma-separated numbers of sources: the BackTranslate command's time and "
+                                                           "peak memory at each, instead of the in-process rows")
     args = parser.parse_args()
+    if args.stage_sizes:
+        stage_rows(args)
+        return
 
     from corpus.text import english_tokens
     from models.nmt.model import NmtModel
@@ -94,6 +104,27 @@ def main() -> None:
     print(f"{len(texts)} sources of {where}; model {model.name or 'the project'}'s {model.ct2_dir}; CTranslate2 {args.compute_type}, "
           f"{args.threads} thread(s), beam {translator.options.beam_size}\n")
     print(markdown_table(["method", "seconds", "sources/s per core", "× 1-best", "pairs", "pairs per source"], table))
+
+
+def stage_rows(args: argparse.Namespace) -> None:
+    """The BackTranslate command at each of ``--stage-sizes``: the 1-best (baseline), then each
+    method with ``--paraphrases``; seconds, sources per second and the process tree's peak memory."""
+    from benchmarks.backtranslate import stage_run
+    from models.nmt.translate import DecodeOptions
+
+    model = args.model or default_model(args.workdir)
+    sizes = [int(size) for size in args.stage_sizes.split(",")]
+    texts, references, where = source_pairs(args.pairs, max(sizes))
+    ways = [("1-best (baseline)", ())] + [(f"{method}, K = {args.paraphrases}", ("--paraphrases", str(args.paraphrases), "--diversity", method))
+                                          for method in args.methods.split(",")]
+    rows = []
+    for size in sizes:
+        for name, extra in ways:
+            run = stage_run(model, texts[:size], references[:size], "cpu", DecodeOptions(), compute_type=args.compute_type, extra=extra)
+            rows.append([name, size, run.pairs, run.seconds, size / run.seconds, run.peak_bytes / 2**20])
+    print(f"# Paraphrases: the BackTranslate command at {', '.join(map(str, sizes))} sources ({machine()})\n")
+    print(f"Sources of {where}; model {model}; CTranslate2 {args.compute_type}; DirectRunner workers: the project's default\n")
+    print(markdown_table(["run", "sources", "pairs", "stage seconds", "sources/s", "peak MiB (process tree)"], rows))
 
 
 if __name__ == "__main__":
