@@ -48,7 +48,7 @@ def model_section(facts: dict, results: dict) -> list[str]:
              f"epoch {training['epoch']}, after {training['training_seconds']:.0f} s of fairseq's training time"]
     if "export" in results:
         lines += [f"- files: {', '.join(results['export'])}; `cat checkpoint.pt.part-* > checkpoint.pt` rejoins the checkpoint "
-                  "(`--model-dir` does it by itself)"]
+                  "(`--translator FOLDER` does it by itself)"]
     if watch := training.get("watch"):
         lines += ["", "The collapse watch (100 validation sources translated greedily at each validation; distinct near 0: "
                   "one sentence for every source):", "",

@@ -17,7 +17,7 @@ that can stop early do so and still write what they have:
     dictionaries and sentencepiece model into DIR (``models.nmt.export``);
  4. evaluate: EvaluateTranslator (fairseq engine) on newstest2021, the CUNI system beside it;
  5. backtranslate: the fairseq engine in process on a seeded sample of the sentences (its rate and
-    peak GPU memory: the baseline), then ``BackTranslate --model-dir DIR --engine fairseq`` (the
+    peak GPU memory: the baseline), then ``BackTranslate --translator DIR --engine fairseq`` (the
     route a CPU machine takes with DIR) on every distinct real Czech sentence there is (csen-more's
     and newstest2021's 2,000, 99,971), or, if the engine's rate says they do not all fit in the
     share, on a seeded sample of as many as fit (the report says how many); the stage's rate

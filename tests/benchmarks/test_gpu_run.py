@@ -1,5 +1,5 @@
 """``python -m benchmarks gpu_run --tiny``: every step at toy size on the CPU (the demo corpus), what
-comes back, and a CPU machine reusing it (``BuildParaNMT --model-dir``, CTranslate2 int8)."""
+comes back, and a CPU machine reusing it (``BuildParaNMT --translator``, CTranslate2 int8)."""
 
 import os
 import re
@@ -100,7 +100,7 @@ def test_the_checkpoint_parts_rejoin_to_a_checkpoint_fairseq_loads(tiny_run, tmp
 def test_a_cpu_machine_builds_the_corpus_from_the_folder_with_ctranslate2_int8(tiny_run, luigi_workdir):
     out, workdir = tiny_run
     (inputs,) = workdir.glob("backtranslate-*/sentences.cs")
-    build = BuildParaNMT(inputs=str(inputs), model_dir=str(out))
+    build = BuildParaNMT(inputs=str(inputs), translator=str(out))
     config = luigi.configuration.get_config()
     config.set("BackTranslate", "compute_type", "int8")  # --BackTranslate-compute-type int8
     config.set("BackTranslate", "accept_translations", ACCEPT_ALL)  # the rehearsal's 60-update model does not translate
