@@ -9,7 +9,8 @@ manifest says the same stage, the same parameters (files named by them as their 
 input files' contents and the same upstream outputs (themselves found or adopted first): renamed
 to its new fingerprint, a link by
 its old name left for what refers to it there, its manifest rewritten with its new identity and
-``adopted`` (the old fingerprint and release). Outputs of older releases are built again.
+``adopted`` (the old fingerprint and release), unless this release makes other rows from them
+(``remade_since_previous_release``). Outputs of older releases are built again.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 
 from corpus.files import write_atomically
 from corpus.outputs import MANIFEST, DamagedOutput, verified_manifest
+from pipelines import stages
 from workflows.console import STAGES as log
 from workflows.fingerprints import file_fingerprint
 
@@ -30,10 +32,20 @@ PREVIOUS_RELEASE = {"inputs": "content", "paranmt": "0.4.0",
                     "schemas": ["bitext/3", "corpus/10", "pairs/5", "rejects/1", "scored/10", "training/10"]}
 
 
+def remade_since_previous_release(stage) -> bool:
+    """Whether this release makes other rows than 0.4.0 for ``stage`` from the same parameters and
+    inputs, so that 0.4.0's output is not this one's: back-translation with constrained searches
+    (``--diversity constrained`` or ``parabank``, several paraphrases), which no longer ban a word
+    the source holds (corpus.paraphrases.held_by_source)."""
+    return stage.stage == stages.BACKTRANSLATE and stage.paraphrases > 1 and stage.diversity in ("constrained", "parabank")
+
+
 def made_by_previous_release(manifest: dict[str, Any], stage, upstream_dirs: dict[str, str]) -> bool:
     """Whether ``manifest`` is 0.4.0's of an output of exactly ``stage`` (a StageTask) whose upstream
     outputs are ``upstream_dirs`` (stage name → real path): the same task, parameters, input
-    contents and upstream outputs."""
+    contents and upstream outputs, and rows this release would make the same."""
+    if remade_since_previous_release(stage):
+        return False
     if manifest.get("code") != PREVIOUS_RELEASE or "adopted" in manifest or manifest.get("stage") != stage.stage:  # adopted: known by its identity
         return False
     if manifest.get("task_id", "").split("_")[0] != stage.task_family:

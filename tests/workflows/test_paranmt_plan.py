@@ -12,8 +12,9 @@ import luigi
 
 from corpus.outputs import MANIFEST, read_manifest
 from workflows import IngestBitext, TrainSentencePiece
+from workflows.backtranslate import BackTranslate
 from workflows.plan import MISTAKE, NOTHING_TO_RUN, WOULD_RUN, main
-from workflows.previous_release import PREVIOUS_RELEASE
+from workflows.previous_release import PREVIOUS_RELEASE, made_by_previous_release, remade_since_previous_release
 
 
 def planned(capsys, *arguments: str) -> tuple[int, list[str]]:
@@ -86,3 +87,13 @@ def test_an_output_of_the_previous_release_is_kept(luigi_workdir, capsys):
     assert os.readlink(spm.stage_root / old_spm) == spm.output_dir.name and (luigi_workdir / "ingest" / old_ingest).is_symlink()
     assert not TrainSentencePiece(vocab_size=300, seed=2).complete()  # adopted once, then known by its identity only
 
+
+
+def test_a_back_translation_this_release_makes_otherwise_is_never_adopted():
+    """Constrained searches ban no word the source holds since 0.5.0: 0.4.0's constrained and
+    parabank corpora are made again, whatever their manifests say; the others are adopted."""
+    for diversity in ("constrained", "parabank"):
+        stage = BackTranslate(paraphrases=5, diversity=diversity)
+        assert remade_since_previous_release(stage) and not made_by_previous_release({"code": PREVIOUS_RELEASE}, stage, {})
+    assert not any(remade_since_previous_release(BackTranslate(paraphrases=k, diversity=diversity))
+                   for k, diversity in ((5, "nbest"), (5, "sampling"), (1, "constrained"), (1, "parabank")))
