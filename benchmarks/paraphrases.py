@@ -9,8 +9,8 @@ Rows, one model, one thread (a core), the same sources and references:
   * 1-best again: the baseline's drift over the run (another process on the machine shows here).
 The goals (issue 67): nbest at K = 5 at most 1.3 × the 1-best's time, parabank at most 3 ×.
 
-``--stage-sizes N1,N2`` measures the stage instead: the BackTranslate ``luigi`` command (its
-DirectRunner workers, one a core) on the first N1, then N2 sources, the 1-best first (the
+``--stage-sizes N1,N2`` measures the stage instead: the BackTranslate ``luigi`` command on N1,
+then N2 sources of a seeded shuffle of them all (the smaller within the larger), the 1-best first (the
 baseline) and then each method, with the peak resident memory of the command's whole process
 tree: memory that does not grow with the input is the same at both sizes.
 
@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import os
+import random
 import time
 from pathlib import Path
 
@@ -114,7 +115,10 @@ def stage_rows(args: argparse.Namespace) -> None:
 
     model = args.model or default_model(args.workdir)
     sizes = [int(size) for size in args.stage_sizes.split(",")]
-    texts, references, where = source_pairs(args.pairs, max(sizes))
+    texts, references, where = source_pairs(args.pairs, 10**9)
+    order = list(range(len(texts)))
+    random.Random(1).shuffle(order)  # every size drawn alike (a file's first lines may all be of one kind), the smaller within the larger
+    texts, references = [texts[i] for i in order[:max(sizes)]], [references[i] for i in order[:max(sizes)]]
     ways = [("1-best (baseline)", ())] + [(f"{method}, K = {args.paraphrases}", ("--paraphrases", str(args.paraphrases), "--diversity", method))
                                           for method in args.methods.split(",")]
     rows = []
