@@ -65,6 +65,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="CPU threads of the translator (1: the rate per core)")
     parser.add_argument("--stage-sizes", default="", help="comma-separated numbers of sources: the BackTranslate command's time and "
                                                            "peak memory at each, instead of the in-process rows")
+    parser.add_argument("--rows-per-shard", type=int, default=0, help="--stage-sizes: the bitext ingested in shards of about this many rows "
+                                                                      "(0: IngestBitext's default, 100,000 lines a shard)")
     args = parser.parse_args()
     if args.stage_sizes:
         stage_rows(args)
@@ -124,10 +126,12 @@ def stage_rows(args: argparse.Namespace) -> None:
     rows = []
     for size in sizes:
         for name, extra in ways:
-            run = stage_run(model, texts[:size], references[:size], "cpu", DecodeOptions(), compute_type=args.compute_type, extra=extra)
+            shards = -(-size // args.rows_per_shard) if args.rows_per_shard else 0
+            run = stage_run(model, texts[:size], references[:size], "cpu", DecodeOptions(), shards, args.compute_type, extra)
             rows.append([name, size, run.pairs, run.seconds, size / run.seconds, run.peak_bytes / 2**20])
     print(f"# Paraphrases: the BackTranslate command at {', '.join(map(str, sizes))} sources ({machine()})\n")
-    print(f"Sources of {where}; model {model}; CTranslate2 {args.compute_type}; DirectRunner workers: the project's default\n")
+    print(f"Sources of {where}; model {model}; CTranslate2 {args.compute_type}; DirectRunner workers: the project's default; "
+          f"shards of {args.rows_per_shard or 'at most 100,000'} rows\n")
     print(markdown_table(["run", "sources", "pairs", "stage seconds", "sources/s", "peak MiB (process tree)"], rows))
 
 
