@@ -36,8 +36,9 @@ SHARED = Path(os.environ.get("PARANMT_SHARED_DATA", "../shared/data"))
 WMT21 = (SHARED / "csen" / "wmt21" / "newstest2021.cs-en.src.cs", SHARED / "csen" / "wmt21" / "newstest2021.cs-en.ref.A.en")
 
 
-def source_pairs(pairs: str, count: int) -> tuple[list[str], list[str], str]:
-    """(foreign sentences, their English references, where they come from): the first ``count``."""
+def source_pairs(pairs: str, count: int | None = None) -> tuple[list[str], list[str], str]:
+    """(foreign sentences, their English references, where they come from): the first ``count``
+    (None: all)."""
     if pairs or WMT21[0].exists():
         foreign, english = (Path(p) for p in pairs.split("::")) if pairs else WMT21
         rows = list(zip(foreign.read_text(encoding="utf-8").splitlines(), english.read_text(encoding="utf-8").splitlines(), strict=True))
@@ -117,7 +118,7 @@ def stage_rows(args: argparse.Namespace) -> None:
 
     model = args.model or default_model(args.workdir)
     sizes = [int(size) for size in args.stage_sizes.split(",")]
-    texts, references, where = source_pairs(args.pairs, 10**9)
+    texts, references, where = source_pairs(args.pairs)
     order = list(range(len(texts)))
     random.Random(1).shuffle(order)  # every size drawn alike (a file's first lines may all be of one kind), the smaller within the larger
     texts, references = [texts[i] for i in order[:max(sizes)]], [references[i] for i in order[:max(sizes)]]

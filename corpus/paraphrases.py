@@ -35,13 +35,17 @@ def content_words(tokens: str) -> list[str]:
 INFLECTED_FROM_LETTERS = 3
 
 
-def held_by_source(word: str, source: str) -> bool:
-    """Whether the foreign ``source`` sentence holds ``word`` of its reference (lowercased), whole
-    or with an ending: a name, a brand, a loanword or a code the translation carries over. Such a
-    word has no other way to be said: a search that may not say it says another name or drops it
-    (csen-more: Tom, Mary, Obama, Twitter, park, police hold 7 % of the words banned, in 28 % of
-    the sources)."""
-    words = re.findall(r"\w+", source.lower())
+def source_words(source: str) -> list[str]:
+    """The lowercased words of a foreign sentence, for ``held_by_source``."""
+    return re.findall(r"\w+", source.lower())
+
+
+def held_by_source(word: str, words: Sequence[str]) -> bool:
+    """Whether the foreign source sentence whose ``source_words`` are ``words`` holds ``word`` of
+    its reference, whole or with an ending: a name, a brand, a loanword or a code the translation
+    carries over. Such a word has no other way to be said: a search that may not say it says
+    another name or drops it (csen-more: Tom, Mary, Obama, Twitter, park, police hold 7 % of the
+    words banned, in 28 % of the sources)."""
     return word in words or len(word) >= INFLECTED_FROM_LETTERS and any(held.startswith(word) for held in words)
 
 
@@ -50,7 +54,8 @@ def banned_sets(tokens: str, sets: int, per_set: int, source: str = "") -> list[
     has fewer words), none that its foreign ``source`` holds (``held_by_source``): the words each
     constrained decoding of the source bans (ParaBank: each set of negative constraints gives one
     paraphrase)."""
-    words = [word for word in content_words(tokens) if not held_by_source(word, source)]
+    held = source_words(source)
+    words = [word for word in content_words(tokens) if not held_by_source(word, held)]
     return [tuple(words[start:start + per_set]) for start in range(0, min(len(words), sets * per_set), per_set)]
 
 

@@ -40,8 +40,10 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
+import grpc
 from apache_beam.runners.portability import local_job_service
 from apache_beam.runners.portability.fn_api_runner import worker_handlers
 
@@ -77,10 +79,6 @@ def loopback_problem() -> str:
     LOOPBACK_CHECK_SECONDS; else the one line why the workers could not connect. A worker
     inherits this process's environment (grpc_proxy and the like) and network, so where this
     fails, each worker would wait WORKER_CONNECT_SECONDS twice and then exit. Once a process."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    import grpc
-
     server = grpc.server(ThreadPoolExecutor(max_workers=1))
     port = server.add_insecure_port("[::]:0")
     server.start()
@@ -117,19 +115,20 @@ def _run_worker(handler: worker_handlers.SubprocessSdkWorkerHandler) -> None:
     try:
         handler.worker.run()
     except RuntimeError as exited:  # Beam's "Worker subprocess exited with return code N"
-        died = WorkerProcessDied(_why_it_ended(handler, str(exited), time.monotonic() - started))
+        never_connected = getattr(handler.control_conn, "_input", "unknown") is None  # Beam 2.77's: set when the worker's control stream opens
+        died = WorkerProcessDied(why_a_worker_ended(never_connected, handler.control_address, str(exited), time.monotonic() - started))
         _deaths.append(str(died))
         handler.control_conn.abort(died)
 
 
-def _why_it_ended(handler: worker_handlers.SubprocessSdkWorkerHandler, exited: str, seconds: float) -> str:
-    """The one line for a worker process that ended under the runner: one that never opened its
-    control stream and exited by itself (status 1, not a signal) after Beam's connection timeout
-    could not reach the runner (loopback refused or dropped: a firewall, a sandbox, a gRPC proxy
-    setting); any other was killed, ran out of memory or crashed."""
-    never_connected = getattr(handler.control_conn, "_input", "unknown") is None  # Beam 2.77's: set when the worker's control stream opens
+def why_a_worker_ended(never_connected: bool, control_address: str, exited: str, seconds: float) -> str:
+    """The one line for a worker process that ended under the runner at ``control_address``
+    (``exited``: Beam's message, after ``seconds``): one that never opened its control stream and
+    exited by itself (status 1, not a signal) after Beam's connection timeout could not reach the
+    runner (loopback refused or dropped: a firewall, a sandbox, a gRPC proxy setting); any other
+    was killed, ran out of memory or crashed."""
     if never_connected and exited.endswith("return code 1") and seconds >= WORKER_CONNECT_SECONDS:
-        return (f"a Beam worker process could not connect to the runner at {handler.control_address}"
+        return (f"a Beam worker process could not connect to the runner at {control_address}"
                 f" (it gave up after {seconds:.0f} s): {UNREACHABLE_WHY}")
     return (f"a Beam worker process stopped in the middle of its work ({exited}): killed, out of memory, or crashed;"
             " fewer worker processes (--paranmt-direct-num-workers) need less memory")

@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 # libgomp (torch's OpenMP) is not fork-safe: once a process has run a multi-threaded torch op, a
@@ -20,6 +21,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 from pathlib import Path
 
 import luigi
+import psutil
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
@@ -64,9 +66,6 @@ CHILD_STACKS_BEFORE_TIMEOUT_S = 20
 def child_stacks_before_timeout(request):
     """Ask every descendant process for its stacks ``CHILD_STACKS_BEFORE_TIMEOUT_S`` before the
     test's timeout."""
-    import threading
-
-    import psutil
 
     def catches_sigusr1(pid: int) -> bool:
         """Whether ``pid`` handles SIGUSR1 (a forked child inherits faulthandler's handler; for a

@@ -23,6 +23,7 @@ from typing import Any
 
 from corpus.files import write_atomically
 from corpus.outputs import MANIFEST, DamagedOutput, verified_manifest
+from models.nmt.paraphrase import CONSTRAINED_METHODS
 from pipelines import stages
 from workflows.console import STAGES as log
 from workflows.fingerprints import file_fingerprint
@@ -37,7 +38,7 @@ def remade_since_previous_release(stage) -> bool:
     inputs, so that 0.4.0's output is not this one's: back-translation with constrained searches
     (``--diversity constrained`` or ``parabank``, several paraphrases), which no longer ban a word
     the source holds (corpus.paraphrases.held_by_source)."""
-    return stage.stage == stages.BACKTRANSLATE and stage.paraphrases > 1 and stage.diversity in ("constrained", "parabank")
+    return stage.stage == stages.BACKTRANSLATE and stage.paraphrases > 1 and stage.diversity in CONSTRAINED_METHODS
 
 
 def made_by_previous_release(manifest: dict[str, Any], stage, upstream_dirs: dict[str, str]) -> bool:

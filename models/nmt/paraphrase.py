@@ -34,6 +34,8 @@ from corpus.text import english_tokens
 from models.nmt.search import BEST, Hypothesis, Sampling, Search, Searcher
 
 METHODS = ("nbest", "sampling", "constrained", "parabank")
+# The methods whose candidates include beam searches that ban some of the reference's words.
+CONSTRAINED_METHODS = ("constrained", "parabank")
 # Constrained searches that share one list of banned words at most: the longer the list, the more
 # each step of the decoder masks.
 GROUP_SEARCHES = 256
@@ -131,7 +133,7 @@ def paraphrase(translator: Searcher, texts: list[str], pivots: list[str], refere
         sampling = Sampling(options.sampling_topk, options.sampling_topp, options.sampling_temperature, seed)
         for found, hypotheses in zip(candidates, translator.search(texts, pivots, Search(samples, sampling)), strict=True):
             found += [Variant(h, options.label("sampling", beam)) for h in hypotheses or []]
-    if wanted > 1 and method in ("constrained", "parabank"):
+    if wanted > 1 and method in CONSTRAINED_METHODS:
         _add_constrained(translator, texts, pivots, references_tok, best_first, options, candidates)
     return [None if hypotheses is None else _chosen(Variant(hypotheses[0], options.label("beam", beam)), found, options)
             for hypotheses, found in zip(best_first, candidates, strict=True)]

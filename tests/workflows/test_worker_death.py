@@ -12,12 +12,11 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 import psutil
 import pytest
 
-from pipelines.worker_hangs import WORKER_CONNECT_SECONDS, _why_it_ended
+from pipelines.worker_hangs import WORKER_CONNECT_SECONDS, why_a_worker_ended
 from workflows.ingest import demo_corpus
 
 TASK_FAILED = 30  # luigi.cfg [retcode]
@@ -119,11 +118,9 @@ def test_a_worker_that_gave_up_connecting_is_told_from_one_that_was_killed():
     connection timeout could not connect (where the check before the run passed but the workers
     still could not: no test makes that happen in less than Beam's two minutes); one killed or
     exiting otherwise was not."""
-    never_connected = SimpleNamespace(control_conn=SimpleNamespace(_input=None), control_address="localhost:5")
-    gave_up = _why_it_ended(never_connected, "Worker subprocess exited with return code 1", WORKER_CONNECT_SECONDS + 1)
+    gave_up = why_a_worker_ended(True, "localhost:5", "Worker subprocess exited with return code 1", WORKER_CONNECT_SECONDS + 1)
     assert gave_up.startswith(f"a Beam worker process {UNREACHABLE} at localhost:5") and "--paranmt-direct-num-workers 1" in gave_up
-    for handler, exited, seconds in ((never_connected, "Worker subprocess exited with return code -9", 70),
-                                     (never_connected, "Worker subprocess exited with return code 1", 3),
-                                     (SimpleNamespace(control_conn=SimpleNamespace(_input=iter(())), control_address="localhost:5"),
-                                      "Worker subprocess exited with return code 1", 70)):
-        assert "stopped in the middle of its work" in _why_it_ended(handler, exited, seconds)
+    for never_connected, exited, seconds in ((True, "Worker subprocess exited with return code -9", 70),
+                                             (True, "Worker subprocess exited with return code 1", 3),
+                                             (False, "Worker subprocess exited with return code 1", 70)):
+        assert DIED in why_a_worker_ended(never_connected, "localhost:5", exited, seconds)
