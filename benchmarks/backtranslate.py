@@ -6,14 +6,15 @@ Rows, in one run, beam 12, the same length limit and token budget:
     thread, which is faster for small models on a busy machine;
   * fairseq engine: this stage's second engine (fairseq's generator, in process);
   * CTranslate2: the default engine, the device's default compute type (float32 on CPU,
-    float16 on GPU), and int8 (the CPU option);
+    float16 on GPU), and int8 (the CPU option); "on Intel MKL": the same on MKL (ON_MKL), which
+    every run used before 2026-12-07, the baseline of a CPU whose library CTranslate2 chose;
   * BackTranslate Beam pipeline: the stage's pipeline on the DirectRunner over 2 shards a worker
     (worker start-up, model loading in each worker, Parquet output included), with CTranslate2
     or the fairseq engine (the GPU engine where CTranslate2 cannot use the GPU);
   * BackTranslate stage: the ``luigi`` command a user runs (the sentences ingested as a bitext
     first, its shards as IngestBitext makes them, or ``--stage-shards``; the worker processes
     and threads as the stage chooses them), its sentences over the stage's own seconds (its
-    manifest's: start-up, model loads, the translation check included).
+    manifest's: start-up, model loads, the translation check included); also on Intel MKL.
 The "× engine" column gives each pipeline or stage row's rate over its engine's in process (the
 issue's bar: 0.8).
 A row on a GPU also reports the peak GPU memory of its process (``torch.cuda.max_memory_allocated``;
@@ -51,11 +52,16 @@ MODES = {
     "fairseq": "fairseq engine (in process)",
     "ct2": "CTranslate2",
     "ct2-int8": "CTranslate2 int8",
+    "ct2-mkl": "CTranslate2 on Intel MKL",
     "beam": "BackTranslate Beam pipeline, CTranslate2",
     "beam-fairseq": "BackTranslate Beam pipeline, fairseq engine",
     "stage": "BackTranslate stage (luigi command), CTranslate2",
+    "stage-mkl": "BackTranslate stage (luigi command), CTranslate2 on Intel MKL",
 }
-ENGINE_OF = {"beam": "ct2", "stage": "ct2", "beam-fairseq": "fairseq"}
+ENGINE_OF = {"beam": "ct2", "stage": "ct2", "beam-fairseq": "fairseq", "stage-mkl": "ct2-mkl"}
+# The rows run with CTranslate2 on Intel MKL (CT2_USE_MKL=1, which the project set for every run
+# before 2026-12-07; CTranslate2's own choice is MKL on Intel's CPUs only, oneDNN elsewhere).
+ON_MKL = {"CT2_USE_MKL": "1"}
 
 
 def sentence_source(source: Path | None) -> Path | None:
@@ -231,7 +237,7 @@ def measure(args) -> None:
     options = DecodeOptions(beam_size=args.beam, batch_tokens=args.batch_tokens)
     if args.measure.startswith("generate"):
         result = run_generate(model, texts, args.device, options, 1 if args.measure == "generate-1thread" else 0)
-    elif args.measure == "stage":
+    elif args.measure.startswith("stage"):
         result = run_stage(args.model[0], texts, args.device, options, args.stage_shards, args.compute_type)
     elif args.measure.startswith("beam"):
         result = run_beam(model, texts, args.device, options, args.workers, "fairseq" if args.measure == "beam-fairseq" else "ctranslate2",
@@ -279,7 +285,8 @@ def main() -> None:
     load_before = os.getloadavg()[0]
     rows = []
     for model in models:
-        results = {mode: measure_in_subprocess("benchmarks.backtranslate", "--measure", mode, "--model", str(model), *common)
+        results = {mode: measure_in_subprocess("benchmarks.backtranslate", "--measure", mode, "--model", str(model), *common,
+                                               env=ON_MKL if mode.endswith("-mkl") else None)
                    for mode in modes}
         rows += model_rows(model, results)
     load_after = os.getloadavg()[0]

@@ -202,12 +202,12 @@ def measure(name: str, folder: Path, pairs: list[tuple[str, str]], beams: list[i
     once, a warm-up call, then every German sentence timed."""
     import ctranslate2
 
-    from models.nmt.translate import DecodeOptions
+    from models.nmt.translate import DecodeOptions, ct2_threads
 
     architecture = ARCHITECTURES[name]
     sources = stand_in_pieces([german for german, _ in pairs], architecture)
     reference_tokens = sum(piece_count(english) + 1 for _, english in pairs)
-    translator = ctranslate2.Translator(str(folder), device="cpu", compute_type="int8", intra_threads=threads)
+    translator = ctranslate2.Translator(str(folder), device="cpu", compute_type="int8", **ct2_threads("cpu", threads))
     parameters = architecture.parameters() / 1e6
     rows = []
     for beam in beams:
@@ -233,7 +233,7 @@ def main() -> None:
     parser.add_argument("--sentences", type=int, default=200, help="newstest2013 German sentences per model")
     parser.add_argument("--nllb-sentences", type=int, default=50, help="sentences for NLLB-200 (slow on a CPU)")
     parser.add_argument("--beams", default="5,12", help="comma-separated beam widths")
-    parser.add_argument("--threads", type=int, default=2, help="CTranslate2 intra_threads")
+    parser.add_argument("--threads", type=int, default=2, help="CPU cores: a replica of one thread on each, as the project decodes")
     parser.add_argument("--batch-tokens", type=int, default=0,
                         help=f"decoder batch token budget, sentences × longest source (0: the project's CPU default, {CPU_HYPOTHESIS_TOKENS} ÷ beam)")
     parser.add_argument("--models", default=",".join(ARCHITECTURES), help=f"comma-separated subset of {','.join(ARCHITECTURES)}")

@@ -23,12 +23,13 @@ from corpus.errors import InputError
 CT2_CUDA_LIBRARIES = ("libcublasLt.so.12", "libcublas.so.12")
 GPU_EXTRA_HINT = "pip install 'paranmt[gpu]' (NVIDIA's cuBLAS 12 wheel)"
 NO_GPU = "no CUDA GPU is visible"
-# CTranslate2 4.8 multiplies float32 matrices with oneDNN on a CPU that is not Intel's, and with
-# Intel MKL's default mode elsewhere; both round differently with another thread count (a unit in
-# the last place), so a score would depend on the threads (a Dask worker's one, the DirectRunner's
-# cores per worker). MKL in strict CNR mode does not. CTranslate2 reads these when first imported
-# (MKL_CBWR also reaches torch's MKL when it starts later in the process); a value set is kept.
-CT2_DETERMINISTIC_CPU = {"CT2_USE_MKL": "1", "MKL_CBWR": "AUTO,STRICT"}
+# MKL's reproducible mode (CNR), for MKL wherever it runs in the process (CTranslate2's matrix
+# products on an Intel CPU, torch's): without it MKL may take another code path for other memory
+# alignments. A score still depends on the threads that compute it, so CTranslate2 decodes each
+# batch on one thread (Ct2Translator); its own choice of library is kept: on a CPU that is not
+# Intel's, MKL, strict or not, decoded 6-7 times slower than oneDNN (docs/2026-12-07-cpu-decoding.md).
+# CTranslate2 reads these when first imported; a value the user set is kept.
+MKL_REPRODUCIBLE = {"MKL_CBWR": "AUTO,STRICT"}
 log = logging.getLogger(__name__)
 
 
@@ -55,9 +56,9 @@ def missing_libraries(libraries: tuple[str, ...] = CT2_CUDA_LIBRARIES, search_pa
 
 def import_ctranslate2():
     """CTranslate2, imported where it is used: an install kit made `--without ctranslate2` (a CUDA 13
-    GPU machine, where it cannot use the GPU) has everything else, and the fairseq engine. Its CPU
-    matrix products use MKL (CT2_DETERMINISTIC_CPU), so the scores do not depend on the threads."""
-    for name, value in CT2_DETERMINISTIC_CPU.items():
+    GPU machine, where it cannot use the GPU) has everything else, and the fairseq engine. MKL, where
+    it runs, runs in its reproducible mode (MKL_REPRODUCIBLE)."""
+    for name, value in MKL_REPRODUCIBLE.items():
         os.environ.setdefault(name, value)
     try:
         import ctranslate2

@@ -218,6 +218,15 @@ def codec_for(model: NmtModel) -> Codec | HfCodec:
     return Codec(model.spm_source, model.spm_target)
 
 
+def ct2_threads(device: str, cores: int) -> dict[str, int]:
+    """CTranslate2's threads for ``cores`` on the CPU: a replica of the model on each, each
+    decoding its own batches on one thread, so a score is the same for any number of cores (a
+    matrix product split over threads sums in another order) and the cores stay busy (a small
+    model's batch gains little from a second thread: 59 sentences/s on two against 80 on one, 135
+    on two replicas; docs/2026-12-07-cpu-decoding.md). A GPU's replicas are its devices."""
+    return {"inter_threads": cores, "intra_threads": 1} if device == "cpu" else {}
+
+
 class Ct2Translator(Translator):
     engine = "ctranslate2"
     searches = True
@@ -232,9 +241,8 @@ class Ct2Translator(Translator):
         self.device, self.compute_type, self.threads = device, compute_type, threads
         # On GPUs one translator holds a replica on each and spreads the queued batches over them.
         self.gpus = list(range(ctranslate2.get_cuda_device_count())) if device == "cuda" else [0]
-        self.translator = ctranslate2.Translator(
-            model.ct2_dir, device=device, device_index=self.gpus, compute_type=compute_type, intra_threads=threads
-        )
+        self.translator = ctranslate2.Translator(model.ct2_dir, device=device, device_index=self.gpus, compute_type=compute_type,
+                                                 **ct2_threads(device, threads or os.cpu_count() or 1))
         self.target_vocabulary = target_vocabulary(model.ct2_dir)
 
     def submit(self, batch, max_len):
@@ -245,13 +253,14 @@ class Ct2Translator(Translator):
         """A sampling search runs on a translator of its own, loaded with the seed set: CTranslate2
         draws from a generator per decoding thread, seeded once when the thread first samples
         (``set_random_seed`` reaches no thread that has sampled), so only a new translator's
-        thread makes the same draws for the same call on every run, in every worker process."""
+        thread makes the same draws for the same call on every run, in every worker process (one
+        replica, one thread: with several, which draws for which batch would vary)."""
         translator = self.translator
         if search.sampling is not None:
             ctranslate2 = import_ctranslate2()
             ctranslate2.set_random_seed(search.sampling.seed)
             translator = ctranslate2.Translator(self.model.ct2_dir, device=self.device, device_index=self.gpus[0],
-                                                compute_type=self.compute_type, intra_threads=self.threads, inter_threads=1)
+                                                compute_type=self.compute_type, **ct2_threads(self.device, 1))
         yield lambda batch, max_len, suppressed: self._submit(translator, batch, max_len, search, suppressed)
 
     def _submit(self, translator, batch, max_len, search: Search, suppressed: list[list[str]]):
