@@ -51,7 +51,9 @@ class DiversityOptions:
                                       "samples), constrained (beam searches that may not say some of the reference's content words), "
                                       "parabank (all three, clustered by their words, the best of each cluster: ParaBank 2).",
                              choices=METHODS)
-    sampling_topk: int = setting(0, "Sampling: from the k most likely pieces at each step (0: all).", minimum=0)
+    sampling_topk: int = setting(50, "Sampling: from the k most likely pieces at each step (0: all). CTranslate2 sorts the pieces "
+                                     "it samples from at each step: from all of them, sampling cost 3 times as much on the CPU "
+                                     "(docs/2026-12-07-cpu-decoding.md).", minimum=0)
     sampling_topp: float = setting(0.9, "Sampling: from the fewest pieces whose probability reaches p (nucleus sampling; 1: no cut).", minimum=0)
     sampling_temperature: float = setting(1.0, "Sampling: temperature of the model's distribution.", minimum=0)
     seed: int = setting(1, "Sampling: the seed; a chunk's draws depend on it and the chunk alone, so a rerun gives the same bytes.",

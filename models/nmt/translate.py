@@ -50,11 +50,23 @@ EOS = "</s>"
 # the fastest, 2.2 times 4,096 source tokens, for the project's `fast` model and OPUS-MT
 # (docs/2026-11-27-published-translators-cpu.md).
 CPU_HYPOTHESIS_TOKENS, GPU_BATCH_TOKENS = 6144, 16384
+# Forced decoding (``Translator.score``) computes the output layer for every target token of a batch
+# at once, so on the CPU its budget is far smaller: 384 tokens scored 2,500 samples of the compact
+# model in 2.6 s, 6,144 (a beam search's) in 8.6 s (docs/2026-12-07-cpu-decoding.md).
+CPU_FORCED_TOKENS = 384
 
 
 def default_batch_tokens(device: str, beam_size: int) -> int:
     """The decoder batch token budget (sentences × longest source) for ``device`` and the beam."""
     return GPU_BATCH_TOKENS if device == "cuda" else max(1, CPU_HYPOTHESIS_TOKENS // beam_size)
+
+
+def forced_batch_tokens(device: str, batch_tokens: int, beam_size: int) -> int:
+    """The forced-decoding batch token budget (sentences × longest source or target): with no beam,
+    a batch may hold a beam search's tokens times its beam, except on the CPU by default."""
+    if batch_tokens:
+        return batch_tokens * beam_size
+    return GPU_BATCH_TOKENS * beam_size if device == "cuda" else CPU_FORCED_TOKENS
 
 
 ENGINES = ("ctranslate2", "fairseq")
@@ -109,6 +121,11 @@ class Translator(ABC):
     def batch_tokens(self) -> int:
         """The token budget of a decoder batch: a GPU needs larger batches than a CPU to stay busy."""
         return self.batch_budget(BEST)
+
+    @property
+    def forced_tokens(self) -> int:
+        """The token budget of a forced-decoding (scoring) batch."""
+        return forced_batch_tokens(self.device, self.options.batch_tokens, self.options.beam_size)
 
     def batch_budget(self, search: Search) -> int:
         """The token budget of a decoder batch of ``search`` (the CPU's is for its hypotheses)."""
@@ -191,8 +208,7 @@ class Translator(ABC):
                        key=lambda i: (max(len(sources[i]), len(targets[i])), i))
         results: list[Hypothesis | None] = [None] * len(texts)
         lengths = [max(len(sources[i]), len(targets[i])) for i in order]
-        # No beam here: a batch may hold as many tokens as a beam search's batch times its beam.
-        for batch in token_batches(lengths, self.batch_tokens * self.options.beam_size):
+        for batch in token_batches(lengths, self.forced_tokens):
             indices = order[batch]
             scores = self.force([sources[i] for i in indices], [targets[i] for i in indices])
             for i, score in zip(indices, scores, strict=True):
@@ -303,7 +319,7 @@ class Ct2Translator(Translator):
             decoded.append(found)
         if rescore:
             targets = [[*self.model.target_prefix, *decoded[i][rank][0]] for i, rank in rescore]
-            rescored = self.translator.score_batch([sources[i] for i, _ in rescore], targets)
+            rescored = self.translator.score_batch([sources[i] for i, _ in rescore], targets, max_batch_size=self.forced_tokens, batch_type="tokens")
             for (index, rank), scored in zip(rescore, rescored, strict=True):
                 decoded[index][rank] = (decoded[index][rank][0], float(np.mean(scored.log_probs[skip:])))
         return decoded

@@ -11,7 +11,15 @@ from nmt_fixtures import EPOCHS_FIRST, EPOCHS_TOTAL, tiny_nmt_fixture, toy_pairs
 
 from models.nmt import convert, export, fairseq_train
 from models.nmt.model import NmtModel
-from models.nmt.translate import DecodeOptions, load_translator, token_batches
+from models.nmt.translate import (
+    CPU_FORCED_TOKENS,
+    GPU_BATCH_TOKENS,
+    DecodeOptions,
+    default_batch_tokens,
+    forced_batch_tokens,
+    load_translator,
+    token_batches,
+)
 
 TIE = 2e-3  # score differences between the engines' float32 kernels stay well below this
 
@@ -218,6 +226,12 @@ def test_token_batches_respect_the_budget():
     assert [lengths[b] for b in batches] == [[1, 2, 2], [3, 5], [9], [30]]
     assert sum(b.stop - b.start for b in batches) == len(lengths)
     assert list(token_batches([], budget=10)) == []
+
+
+def test_forced_decoding_batches_are_small_on_the_cpu_unless_the_user_sets_a_budget():
+    assert forced_batch_tokens("cpu", 0, 12) == CPU_FORCED_TOKENS < default_batch_tokens("cpu", 12) * 12
+    assert forced_batch_tokens("cpu", 40, 12) == 40 * 12
+    assert forced_batch_tokens("cuda", 0, 12) == GPU_BATCH_TOKENS * 12
 
 
 def test_nmt_json_names_files_in_the_work_directory_relative_to_itself(tmp_path):
