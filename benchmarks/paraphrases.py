@@ -14,6 +14,10 @@ then N2 sources of a seeded shuffle of them all (the smaller within the larger),
 baseline) and then each method, with the peak resident memory of the command's whole process
 tree: memory that does not grow with the input is the same at both sizes.
 
+``--forced-budgets B1,B2,…`` times the rescoring instead: ``Translator.score`` of K samples of each
+source (what sampling and parabank rescore) in forced-decoding batches of each budget (tokens),
+with the default budget's row first (the baseline).
+
 Sources: ``--pairs FOREIGN::ENGLISH`` (line-aligned files), else newstest2021 (cs, its reference A)
 when ../shared/data is there, else the demo corpus. Model: ``--model`` (a folder with ``nmt.json``
 from ConvertTranslator or ImportTranslator), by default the newest ``<workdir>/nmt-ct2/latest``,
@@ -68,9 +72,14 @@ def main() -> None:
                                                            "peak memory at each, instead of the in-process rows")
     parser.add_argument("--rows-per-shard", type=int, default=0, help="--stage-sizes: the bitext ingested in shards of about this many rows "
                                                                       "(0: IngestBitext's default, 100,000 lines a shard)")
+    parser.add_argument("--forced-budgets", default="", help="comma-separated token budgets: the time of rescoring K samples of each "
+                                                             "source in forced-decoding batches of each, instead of the in-process rows")
     args = parser.parse_args()
     if args.stage_sizes:
         stage_rows(args)
+        return
+    if args.forced_budgets:
+        forced_rows(args)
         return
 
     from corpus.text import english_tokens
@@ -108,6 +117,33 @@ def main() -> None:
     print(f"{len(texts)} sources of {where}; model {model.name or 'the project'}'s {model.ct2_dir}; CTranslate2 {args.compute_type}, "
           f"{args.threads} thread(s), beam {translator.options.beam_size}\n")
     print(markdown_table(["method", "seconds", "sources/s per core", "× 1-best", "pairs", "pairs per source"], table))
+
+
+def forced_rows(args: argparse.Namespace) -> None:
+    """Seconds to rescore K seeded samples of each source (top-k 50, top-p 0.9) by forced decoding,
+    at the default budget and at each of ``--forced-budgets`` (a budget B: batch_tokens B ÷ beam)."""
+    from dataclasses import replace
+
+    from models.nmt.model import NmtModel
+    from models.nmt.search import Sampling, Search
+    from models.nmt.translate import load_translator
+
+    model = NmtModel.load(args.model or default_model(args.workdir))
+    texts, _, where = source_pairs(args.pairs, args.sentences)
+    translator = load_translator(model, compute_type=args.compute_type, threads=args.threads)
+    found = translator.search(texts, None, Search(args.paraphrases, Sampling(50, 0.9, 1.0, 1)))
+    sources, samples = zip(*[(text, h.text) for text, hypotheses in zip(texts, found, strict=True) for h in hypotheses or []], strict=True)
+    default, beam = translator.options, translator.options.beam_size
+    rows = []
+    for budget in [0, *map(int, args.forced_budgets.split(","))]:
+        translator.options = replace(default, batch_tokens=budget // beam if budget else default.batch_tokens)
+        started = time.perf_counter()
+        translator.score(list(sources), list(samples))
+        rows.append([f"default ({translator.forced_tokens})" if not budget else translator.forced_tokens, time.perf_counter() - started])
+    print(f"# Paraphrases: rescoring {len(samples)} samples by forced decoding ({machine()})\n")
+    print(f"{len(texts)} sources of {where}, {args.paraphrases} samples each; model {model.ct2_dir}; CTranslate2 {args.compute_type}, "
+          f"{args.threads} thread(s)\n")
+    print(markdown_table(["batch budget (tokens)", "seconds", "× default"], [[name, seconds, seconds / rows[0][1]] for name, seconds in rows]))
 
 
 def stage_rows(args: argparse.Namespace) -> None:

@@ -89,16 +89,17 @@ def test_an_output_of_the_previous_release_is_kept(luigi_workdir, capsys):
 
 
 
-def test_a_back_translation_this_release_makes_otherwise_is_never_adopted():
-    """Constrained searches ban no word the source holds since 0.5.0: a manifest of 0.4.0 that
-    says exactly a constrained or parabank back-translation is not adopted; the same manifest of
-    the 1-best, nbest or sampling corpus is."""
+def test_a_back_translation_of_the_previous_release_is_never_adopted():
+    """This release decodes otherwise on the CPU (CTranslate2's library, not MKL; smaller rescoring
+    batches) and bans no word the source holds: a manifest of 0.4.0 that says exactly a
+    back-translation, of any method, is not adopted; the same manifest of another stage is."""
     def manifest_of(stage):
         return {"code": PREVIOUS_RELEASE, "stage": stage.stage, "task_id": stage.task_id, "upstream": {},
                 "parameters": stage.to_str_params(only_significant=True), "input_files": []}
 
-    for k, diversity, adopted in ((5, "constrained", False), (5, "parabank", False), (5, "nbest", True), (5, "sampling", True),
-                                  (1, "constrained", True), (1, "parabank", True)):
+    for k, diversity in ((1, "nbest"), (5, "nbest"), (5, "sampling"), (5, "constrained"), (5, "parabank")):
         stage = BackTranslate(paraphrases=k, diversity=diversity)
         assert not stage.input_files()  # it reads its upstream outputs only: the manifest above says all of it
-        assert made_by_previous_release(manifest_of(stage), stage, {}) == adopted, (k, diversity)
+        assert not made_by_previous_release(manifest_of(stage), stage, {}), (k, diversity)
+    spm = TrainSentencePiece(vocab_size=300)
+    assert made_by_previous_release(manifest_of(spm), spm, {})
