@@ -52,7 +52,7 @@ EOS = "</s>"
 CPU_HYPOTHESIS_TOKENS, GPU_BATCH_TOKENS = 6144, 16384
 # Forced decoding (``Translator.score``) computes the output layer for every target token of a batch
 # at once, so on the CPU its budget is far smaller: 384 tokens scored 2,500 samples of the compact
-# model in 2.6 s, 6,144 (a beam search's) in 8.6 s (docs/2026-12-07-cpu-decoding.md).
+# model in 2.6 s, 6,144 (a beam search's) in 5.6–8.6 s (docs/2026-12-07-cpu-decoding.md).
 CPU_FORCED_TOKENS = 384
 
 
