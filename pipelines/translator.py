@@ -121,6 +121,12 @@ def made_label(system: str, made: str) -> str:
     return system if not made or made.startswith("beam ") else f"{system} ({made})"
 
 
+def best_labels(labels: Iterable[str]) -> dict[str, str]:
+    """Each variant set's label (``made_label``) → its system's label, where that is among ``labels``."""
+    labels = set(labels)
+    return {label: label.rsplit(" (", 1)[0] for label in labels if label.endswith(")") and label.rsplit(" (", 1)[0] in labels}
+
+
 def truncated_rows(pairs_dir: str) -> int:
     """Pairs whose source was cut to the model's length limit."""
     return int(sum(pq.read_table(path, columns=["truncated"]).column(0).to_numpy().sum() for path in dataset_files(pairs_dir)))

@@ -19,7 +19,7 @@ from models.nmt.translate import DecodeOptions
 from pipelines import io
 from pipelines.options import direct_workers, on_dask
 from pipelines.progress import marking, progress_while_running
-from pipelines.translator import CHUNK_ROWS, TranslatorSpec, translation_sample
+from pipelines.translator import CHUNK_ROWS, TranslatorSpec, best_labels, translation_sample
 from workflows.base import StageTask
 from workflows.config import count_parameter, paranmt
 from workflows.nmt import COMPUTE_TYPE, DEVICE, TranslatorChoice, UsesGpu
@@ -108,7 +108,7 @@ class RunsTranslator(UsesGpu, TranslatorChoice, StageTask):
         """``figures`` said on the console after ``what``; InputError naming the figure out of its
         bounds and the setting that accepts it."""
         self.progress(f"{what}: {translation_check.figures_line(figures)}")
-        if broken := translation_check.broken_translator(figures, translation_check.accepted_figures(self.accept_translations)):
+        if broken := translation_check.broken_translator(figures, translation_check.accepted_figures(self.accept_translations), best_labels(figures)):
             figure, problem = broken
             raise InputError(f"{problem}; nothing is built from them. Check the model or the files; "
                              f"--{type(self).__name__}-accept-translations {figure} goes on anyway")

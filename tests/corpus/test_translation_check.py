@@ -13,6 +13,7 @@ from corpus.translation_check import (
     out_of_bounds,
     translation_figures,
 )
+from pipelines.translator import best_labels
 
 SOURCES = ["Muž hraje.", "Pes běží.", "Pes běží.", "Kočka jí."]
 
@@ -75,6 +76,24 @@ def test_the_first_figure_out_of_bounds_and_not_accepted_says_the_translator_is_
         "copies", "the translations of sys look broken: share of translations identical to their source is 0.6 "
                   "(a translator that translates gives at most 0.5)")
     assert broken_translator(figures, {"distinct", "copies"}) is None
+
+
+def test_a_variant_set_may_loop_as_much_above_its_beams_best_as_the_bound_allows_and_no_more():
+    """A weak model's constrained searches loop more than its beam (the demo's: 0.11 and 0.31);
+    a broken decoder loops far more than its beam, and is still stopped."""
+    weak = {"own model": {"loops": 0.11}, "own model (constrained beam 4, 2 banned)": {"loops": 0.31}}
+    best_of = best_labels(weak)
+    assert best_of == {"own model (constrained beam 4, 2 banned)": "own model"}
+    assert broken_translator(weak, set(), best_of) is None
+    assert broken_translator(weak, set())[0] == "loops"  # judged alone, as the beam's best is
+    broken = {"own model": {"loops": 0.02}, "own model (constrained beam 4, 2 banned)": {"loops": 0.31}}
+    assert broken_translator(broken, set(), best_labels(broken)) == (
+        "loops", "the translations of own model (constrained beam 4, 2 banned) look broken: share of translations that say a word 3-gram "
+                 "three times or more is 0.31 (a translator that translates gives at most 0.27: 0.25 above its beam's best, 0.02)")
+    looping_best = {"own model": {"loops": 0.3}, "own model (nbest beam 12)": {"loops": 0.3}}
+    assert broken_translator(looping_best, set(), best_labels(looping_best))[1].startswith("the translations of own model look broken")
+    assert best_labels(["Online-B (2021)", "Online-B (2021) (sampling seed 1)", "other (nbest)"]) == {
+        "Online-B (2021) (sampling seed 1)": "Online-B (2021)"}
 
 
 def test_the_console_line_gives_a_range_over_several_systems():

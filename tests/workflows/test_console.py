@@ -111,6 +111,19 @@ def test_a_report_whose_encoder_was_moved_away_says_so_and_the_command_succeeds(
     assert any(line.startswith("| word_avg") for line in lines) and not any(line.startswith("dev score") for line in lines), lines
 
 
+def test_the_readme_recipe_with_five_paraphrases_by_parabank_builds_on_the_demo_translator(demo_dir, kit_demo, tmp_path):
+    """Issue 67's recipe on the demo data, in a copy of the demo's work directory (its translator
+    reused): the demo model's constrained searches loop more than its beam (0.31 against 0.11),
+    which the translation check judges against the beam, so the run goes through."""
+    copied = tmp_path / "work"
+    shutil.copytree(demo_dir / "work", copied, symlinks=True)
+    lines = printed_lines(luigi_command(demo_dir, "BuildParaNMT", "--paraphrases", "5", "--diversity", "parabank",
+                                        "--paranmt-workdir", str(copied), python=kit_demo.python))
+    assert not [line for line in lines if " complete: " in line and ("nmt-train" in line or "ingest" in line)], lines  # reused
+    (made,) = [line for line in lines if line.strip().startswith("made by: ")]
+    assert all(f"parabank: {method}" in made for method in ("constrained", "nbest", "sampling")), made
+
+
 def test_a_moved_copied_or_linked_work_directory_rebuilds_nothing_and_prints_where_it_is_now(demo_dir, trained_on_filtered, kit_demo, tmp_path):
     """Both commands in each of the three places, all six at once (a run that finds its stages
     complete only reads them)."""
