@@ -54,6 +54,13 @@ class Bound:
         the beam's best itself)."""
         return self.high + best[self.name] if self.above_best and best and self.name in best else self.high
 
+    def limit_broken(self, value: float, best: dict[str, float] | None) -> str:
+        """The limit that ``value`` breaks, in words."""
+        if value < self.low:
+            return f"at least {self.low:g}"
+        high = self.high_for(best)
+        return f"at most {high:g}" if high == self.high else f"at most {high:g}: {self.high:g} above its beam's best, {best[self.name]:g}"
+
 
 BOUNDS = (
     Bound("distinct", "distinct translations per distinct source", 0.5, float("inf")),
@@ -114,10 +121,9 @@ def broken_translator(figures_by_system: dict[str, dict[str, float]], accepted: 
         best = figures_by_system.get(best_of.get(system, ""))
         for bound in out_of_bounds(figures, best):
             if bound.name not in accepted:
-                value, high = figures[bound.name], bound.high_for(best)
-                limit = (f"at least {bound.low:g}" if value < bound.low else
-                         f"at most {high:g}" + (f": {bound.high:g} above its beam's best, {best[bound.name]:g}" if high != bound.high else ""))
-                return bound.name, f"the translations of {system} look broken: {bound.what} is {value:g} (a translator that translates gives {limit})"
+                value = figures[bound.name]
+                return bound.name, (f"the translations of {system} look broken: {bound.what} is {value:g} "
+                                    f"(a translator that translates gives {bound.limit_broken(value, best)})")
     return None
 
 
